@@ -1,0 +1,73 @@
+import type { Preset } from './presets.js';
+
+export type ImageFormat = 'png' | 'jpeg' | 'webp';
+
+export const IMAGE_CONTENT_TYPES: Record<ImageFormat, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+/** One capture, fully resolved: the engine applies it and decides nothing about policy. */
+export interface CaptureRequest {
+  url: string;
+  preset: Preset;
+  /** Viewport override in CSS pixels; defaults to the preset's size. */
+  viewport?: { width: number; height: number };
+  fullPage: boolean;
+  googlebot: boolean;
+  format: ImageFormat;
+  /** 1–100, jpeg and webp only. @default 80 */
+  quality?: number;
+  /** Largest full-page height in CSS pixels; taller pages are cut and `truncated` is set. */
+  maxHeight: number;
+  /** Time allowed for navigation (load event, then a bounded wait for network idle). */
+  navigationTimeoutMs: number;
+  /** Time allowed for the screenshot itself, including scrolling for lazy content. */
+  captureTimeoutMs: number;
+  /** Largest page source kept, in bytes; a larger one is not returned. */
+  maxSourceBytes: number;
+  signal?: AbortSignal;
+  /** Called with 40 when the page has loaded and 70 when the image is captured. */
+  onProgress?: (progress: number) => void;
+}
+
+export interface CaptureResult {
+  image: Buffer;
+  format: ImageFormat;
+  /** Image size in device pixels. */
+  width: number;
+  height: number;
+  /** True when a full page was taller than `maxHeight` and was cut. */
+  truncated: boolean;
+  /** The page's serialised HTML, or null when it was larger than `maxSourceBytes`. */
+  html: string | null;
+  /** The user agent the page was loaded with. */
+  userAgent: string;
+}
+
+/**
+ * A browser that turns a CaptureRequest into an image. Implementations: ChromiumEngine
+ * (playwright-core, headless) and ElectronEngine (hidden BrowserWindows). Both pass the
+ * shared conformance suite in test/capture/.
+ */
+export interface CaptureEngine {
+  readonly name: string;
+  start(): Promise<void>;
+  capture(request: CaptureRequest): Promise<CaptureResult>;
+  /** True while the browser is up and accepting captures. */
+  isReady(): boolean;
+  /** The real Chromium version, e.g. "156.0.8078.79"; valid after start(). */
+  chromiumVersion(): string;
+  close(): Promise<void>;
+}
+
+/** A capture that failed because of the page (time-out, DNS, HTTP error page is NOT one). */
+export class CaptureError extends Error {
+  override readonly name = 'CaptureError';
+}
+
+/** The browser crashed or disconnected during the capture; the job may be retried once. */
+export class BrowserCrashedError extends Error {
+  override readonly name = 'BrowserCrashedError';
+}

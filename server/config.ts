@@ -1,0 +1,112 @@
+import path from 'node:path';
+
+/** Everything the service reads from its environment and command line, resolved once. */
+export interface Config {
+  /** Address to listen on. @default "0.0.0.0" */
+  host: string;
+  /** Port to listen on; 0 picks a free one. @default 8080 */
+  port: number;
+  /** Directory holding the NeDB files, images and page sources. @default "./data" */
+  dataDir: string;
+  /** Captures run at once. @default 2 (about the number of cores) */
+  concurrency: number;
+  /** Jobs waiting or running before POST answers 503. @default 500 */
+  queueLimit: number;
+  /** Chromium executable; looked up in the usual places when unset. */
+  chromiumPath?: string;
+  /** CIDR ranges the egress guard allows although they are denied by default. */
+  egressAllow: string[];
+  /** Deny RFC 1918 and fc00::/7 targets too. @default false */
+  egressDenyLan: boolean;
+  /** Base for absolute URLs in responses; from the request's Host header when unset. */
+  publicBaseUrl?: string;
+  /** Proxies whose X-Forwarded-For is trusted (IPs or CIDR ranges). @default [] */
+  trustProxy: string[];
+  /** Ranges allowed to reach /admin. @default loopback only */
+  adminAllow: string[];
+  /** @default 30000 */
+  navigationTimeoutMs: number;
+  /** @default 30000 */
+  captureTimeoutMs: number;
+  /** Largest full-page height in CSS pixels. @default 16384 */
+  fullPageMaxHeight: number;
+  /** Largest stored page source. @default 5 MB */
+  pageSourceMaxBytes: number;
+  /** Days a screenshot and its page source are kept. @default 7 */
+  retentionDays: number;
+  /** Captures before the browser is restarted. @default 200 */
+  recycleAfter: number;
+  /** Defaults for new accounts. */
+  defaultDailyLimit: number;
+  defaultMonthlyLimit: number;
+  /** Requests per second per account. @default 10 */
+  ratePerSecond: number;
+}
+
+export const DEFAULTS: Omit<Config, 'dataDir'> = {
+  host: '0.0.0.0',
+  port: 8080,
+  concurrency: 2,
+  queueLimit: 500,
+  egressAllow: [],
+  egressDenyLan: false,
+  trustProxy: [],
+  adminAllow: ['127.0.0.0/8', '::1/128'],
+  navigationTimeoutMs: 30_000,
+  captureTimeoutMs: 30_000,
+  fullPageMaxHeight: 16_384,
+  pageSourceMaxBytes: 5_000_000,
+  retentionDays: 7,
+  recycleAfter: 200,
+  defaultDailyLimit: 1000,
+  defaultMonthlyLimit: 30_000,
+  ratePerSecond: 10,
+};
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+/**
+ * Builds the Config from environment variables and command-line overrides (which win).
+ * Pure: the only reader of the environment is the caller passing `env`.
+ */
+export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<Config> = {}): Readonly<Config> {
+  const fromEnv: Config = {
+    ...DEFAULTS,
+    host: env.SCREENSHOT_HOST || DEFAULTS.host,
+    port: int('SCREENSHOT_PORT', env.SCREENSHOT_PORT, DEFAULTS.port, 0, 65535),
+    dataDir: path.resolve(env.SCREENSHOT_DATA_DIR || './data'),
+    concurrency: int('SCREENSHOT_CONCURRENCY', env.SCREENSHOT_CONCURRENCY, DEFAULTS.concurrency, 1, 64),
+    queueLimit: int('SCREENSHOT_QUEUE_LIMIT', env.SCREENSHOT_QUEUE_LIMIT, DEFAULTS.queueLimit, 1, 100_000),
+    chromiumPath: env.CHROMIUM_PATH || undefined,
+    egressAllow: list(env.SCREENSHOT_EGRESS_ALLOW),
+    egressDenyLan: env.SCREENSHOT_EGRESS_DENY_LAN === '1' || env.SCREENSHOT_EGRESS_DENY_LAN === 'true',
+    publicBaseUrl: env.SCREENSHOT_PUBLIC_BASE_URL || undefined,
+    trustProxy: list(env.SCREENSHOT_TRUST_PROXY),
+    adminAllow: env.SCREENSHOT_ADMIN_ALLOW ? list(env.SCREENSHOT_ADMIN_ALLOW) : DEFAULTS.adminAllow,
+    retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
+  };
+  const merged = { ...fromEnv };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
+  }
+  merged.dataDir = path.resolve(merged.dataDir);
+  if (merged.publicBaseUrl) merged.publicBaseUrl = merged.publicBaseUrl.replace(/\/+$/, '');
+  return Object.freeze(merged);
+}

@@ -1,0 +1,79 @@
+import type { Context, Next } from 'koa';
+
+/** Public titles for each status, as the v1 specification and DESIGN.md name them. */
+export const ERROR_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Access denied',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  429: 'Rate limit exceeded',
+  500: 'Internal server error',
+  503: 'Service unavailable',
+};
+
+/**
+ * An error that reaches the client as `{error, message}` with its status.
+ * `title` is the short public `error` field; `extra` adds fields such as `retry_after`;
+ * `headers` are set on the response (for example `Retry-After`).
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly title: string = ERROR_TITLES[status] ?? 'Error',
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+export const notFound = (message = 'The requested resource does not exist') => new ApiError(404, message);
+
+/** Error raised for invalid input to a service call; routes render it as 400. */
+export class ValidationError extends Error {
+  override readonly name = 'ValidationError';
+  constructor(message: string, readonly field?: string) {
+    super(message);
+  }
+}
+
+/**
+ * The one error-rendering middleware. Known errors keep their status and message;
+ * everything else becomes a 500 whose body never echoes internals.
+ */
+export function errorMiddleware(log: (msg: string, err: unknown) => void) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw notFound(`No route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const apiError = toApiError(err);
+      if (apiError.status >= 500 && apiError.status !== 503) log(`${ctx.method} ${ctx.path} failed`, err);
+      ctx.status = apiError.status;
+      for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+      ctx.body = { error: apiError.title, message: apiError.message, ...apiError.extra };
+    }
+  };
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof ValidationError) return badRequest(err.message);
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
+  const status = e?.status ?? e?.statusCode;
+  // Errors thrown by koa-bodyparser and koa itself (http-errors) carry a status and an expose flag.
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (e.type === 'entity.too.large') return new ApiError(413, 'The request body is too large');
+    if (e.type === 'entity.parse.failed') return badRequest('The request body is not valid JSON');
+    return new ApiError(status, e.expose && e.message ? e.message : ERROR_TITLES[status] ?? 'Request error');
+  }
+  return new ApiError(500, 'The server could not complete the request');
+}
