@@ -44,6 +44,11 @@ export interface CaptureResult {
   html: string | null;
   /** The user agent the page was loaded with. */
   userAgent: string;
+  /**
+   * Sub-requests the egress proxy refused (a response carrying `x-egress-denied`, or a
+   * tunnel the proxy would not open).
+   */
+  blockedRequests: number;
 }
 
 /**
