@@ -1,0 +1,279 @@
+import dns from 'node:dns';
+import net from 'node:net';
+import os from 'node:os';
+import ipaddr from 'ipaddr.js';
+import { ValidationError } from '../errors.js';
+
+/** What the admin can change about the egress guard (`--egress-allow`, settings API). */
+export interface EgressPolicyOptions {
+  /** CIDR ranges (or single addresses) allowed although they are denied by default. @default [] */
+  allow: string[];
+  /** Deny the LAN ranges too (RFC 1918, 100.64.0.0/10, fc00::/7). @default false */
+  denyLan: boolean;
+}
+
+/** A connection the egress policy refused; the message is safe to show to clients. */
+export class EgressDeniedError extends Error {
+  override readonly name = 'EgressDeniedError';
+  constructor(readonly reason: string) {
+    super(`blocked by egress policy: ${reason}`);
+  }
+}
+
+export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
+
+/** A vetted target: connect to `address`, never to the hostname again. */
+export interface EgressTarget {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * The one decision point for every outbound connection of the service: the page to capture,
+ * its redirects and sub-requests (through the egress proxy) and webhook deliveries.
+ */
+export interface EgressPolicy {
+  /**
+   * Canonicalises the URL (scheme case, decimal/octal/hex IPv4, bracketed/mapped IPv6, user@host,
+   * trailing dots, *.localhost), rejects non-http(s), resolves the host ONCE, checks every
+   * address; returns the vetted address to pin the connection to. Throws EgressDeniedError.
+   */
+  checkUrl(url: string): Promise<{ url: URL } & EgressTarget>;
+  /** The same check for a bare host and port (a proxy CONNECT target). Throws EgressDeniedError. */
+  checkHost(hostname: string, port: number): Promise<EgressTarget>;
+  /** Reason string when the address is denied, null when allowed. */
+  deniedReason(address: string, port?: number): string | null;
+  /** Settings changes at run time; throws ValidationError for a range that does not parse. */
+  update(options: Partial<EgressPolicyOptions>): void;
+  /** Ports on local addresses that stay denied even when loopback is allowed (the service's own port). */
+  denyLocalPort(port: number): void;
+  readonly options: Readonly<EgressPolicyOptions>;
+}
+
+export interface EgressPolicyDeps {
+  /** Name resolution; called once per check. @default the system resolver (dns.lookup, all addresses) */
+  resolve?: Resolver;
+  /** This machine's interface addresses, on which the denied local ports apply. @default os.networkInterfaces() */
+  localAddresses?: () => string[];
+}
+
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+const LOOKUP_TIMEOUT_MS = 10_000;
+
+// ipaddr.js range names -> how they read in a denial, for ranges denied whatever the LAN setting.
+const ALWAYS_DENIED: Record<string, string> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address',
+  loopback: 'a loopback address',
+  reserved: 'a reserved address',
+  deprecatedSiteLocal: 'a site-local address',
+  discard: 'a discard-only address',
+};
+
+const LAN: Record<string, string> = {
+  private: 'a private (LAN) address',
+  carrierGradeNat: 'a shared (carrier-grade NAT) address',
+  uniqueLocal: 'a unique-local (LAN) address',
+};
+
+/**
+ * Builds the egress policy. Default: public and LAN addresses allowed; loopback, link-local
+ * (including 169.254.169.254), unspecified, multicast, broadcast and reserved addresses denied,
+ * also when hidden in IPv4-mapped, IPv4-compatible, 6to4 or NAT64 IPv6 forms. `allow` ranges
+ * lift a default denial. Ports registered with `denyLocalPort` stay denied on every local
+ * address whatever the ranges say, so the guard is never a way into the service's admin API.
+ *
+ * The browser is driven over a pipe (playwright-core), so it has no debugging port to protect.
+ */
+export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPolicyDeps = {}): EgressPolicy {
+  const resolve = deps.resolve ?? systemResolver;
+  const localAddresses = deps.localAddresses ?? interfaceAddresses;
+  const deniedPorts = new Set<number>();
+  let current: Readonly<EgressPolicyOptions> = Object.freeze({ allow: [], denyLan: false });
+  let allowRanges: Range[] = [];
+
+  const update = (next: Partial<EgressPolicyOptions>) => {
+    const merged = { ...current, ...definedOnly(next) };
+    allowRanges = merged.allow.map(parseRange);
+    current = Object.freeze({ allow: [...merged.allow], denyLan: Boolean(merged.denyLan) });
+  };
+  update(options);
+
+  const allowed = (ip: ipaddr.IPv4 | ipaddr.IPv6) =>
+    allowRanges.some(([base, bits]) => base.kind() === ip.kind() && ip.match(base, bits));
+
+  /** Why one address (no embedded form) is denied by the ranges, or null. */
+  const rangeReason = (ip: ipaddr.IPv4 | ipaddr.IPv6): string | null => {
+    if (allowed(ip)) return null;
+    const range = ip.range();
+    if (range in ALWAYS_DENIED) return ALWAYS_DENIED[range];
+    if (current.denyLan && range in LAN) return LAN[range];
+    return null;
+  };
+
+  /** What is wrong with an address, as a phrase to follow "<address> is" or "<host> resolves to <address>,". */
+  const denial = (ip: ipaddr.IPv4 | ipaddr.IPv6, port?: number): string | null => {
+    const ownPort = (candidate: ipaddr.IPv4 | ipaddr.IPv6) =>
+      port !== undefined && deniedPorts.has(port) && isLocal(candidate, localAddresses);
+    if (ownPort(ip)) return `a local address and port ${port} belongs to this service`;
+    const own = rangeReason(ip);
+    if (own) return own;
+    const embedded = embeddedIPv4(ip);
+    if (!embedded) return null;
+    const inner = rangeReason(embedded.ip);
+    if (inner) return `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner}`;
+    if (ownPort(embedded.ip)) return `the ${embedded.form} form of a local address and port ${port} belongs to this service`;
+    return null;
+  };
+
+  const deniedReason = (address: string, port?: number): string | null => {
+    const ip = parseAddress(address);
+    if (!ip) return `${address} is not an IP address`;
+    const phrase = denial(ip, port);
+    return phrase && `${ip.toString()} is ${phrase}`;
+  };
+
+  const checkHost = async (hostname: string, port: number): Promise<EgressTarget> => {
+    const host = canonicalHost(hostname);
+    let targets: EgressTarget[];
+    if (net.isIP(host)) {
+      targets = [{ address: host, family: net.isIPv6(host) ? 6 : 4 }];
+    } else if (host === 'localhost' || host.endsWith('.localhost')) {
+      // Browsers answer these names with loopback without asking DNS (RFC 6761); so do we.
+      targets = [{ address: '127.0.0.1', family: 4 }];
+    } else {
+      targets = await withTimeout(resolve(host), LOOKUP_TIMEOUT_MS, `resolving ${host} timed out`);
+      if (targets.length === 0) throw Object.assign(new Error(`${host} has no addresses`), { code: 'ENOTFOUND' });
+    }
+    // Every answer is checked, so a name that mixes a public and a loopback address is refused.
+    for (const target of targets) {
+      const ip = parseAddress(target.address);
+      if (!ip) throw new EgressDeniedError(`${host} resolves to ${target.address}, which is not an IP address`);
+      const phrase = denial(ip, port);
+      if (phrase) {
+        throw new EgressDeniedError(
+          net.isIP(host) ? `${ip.toString()} is ${phrase}` : `${host} resolves to ${ip.toString()}, ${phrase}`,
+        );
+      }
+    }
+    return targets[0];
+  };
+
+  return {
+    async checkUrl(raw) {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        throw new EgressDeniedError('the address is not a valid URL');
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new EgressDeniedError(`only http and https are allowed, not ${url.protocol.slice(0, -1)}`);
+      }
+      url.hostname = canonicalHost(url.hostname);
+      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+      const target = await checkHost(url.hostname, port);
+      return { url, ...target };
+    },
+    checkHost,
+    deniedReason,
+    update,
+    denyLocalPort(port) {
+      deniedPorts.add(port);
+    },
+    get options() {
+      return current;
+    },
+  };
+}
+
+/** Lower case, no brackets around IPv6, no trailing dots (the URL parser has done the rest). */
+function canonicalHost(hostname: string): string {
+  let host = hostname.toLowerCase();
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  host = host.replace(/\.+$/, '');
+  if (net.isIPv6(host)) host = ipaddr.IPv6.parse(host).toString();
+  return host;
+}
+
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  // net.isIP is strict (dotted decimal only), so "0x7f.1" is not mistaken for an address here.
+  if (!net.isIP(bare.replace(/%.*$/, ''))) return null;
+  return ipaddr.parse(bare.replace(/%.*$/, ''));
+}
+
+/** The IPv4 address an IPv6 address carries and the name of the form, when it has one. */
+function embeddedIPv4(ip: ipaddr.IPv4 | ipaddr.IPv6): { ip: ipaddr.IPv4; form: string } | null {
+  if (ip.kind() !== 'ipv6') return null;
+  const v6 = ip as ipaddr.IPv6;
+  const p = v6.parts;
+  const fromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  switch (v6.range()) {
+    case 'ipv4Mapped':
+      return { ip: v6.toIPv4Address(), form: 'IPv4-mapped' };
+    case 'rfc6145':
+      return { ip: fromParts(p[6], p[7]), form: 'IPv4-translated' };
+    case 'rfc6052':
+      return { ip: fromParts(p[6], p[7]), form: 'NAT64' };
+    case '6to4':
+      return { ip: fromParts(p[1], p[2]), form: '6to4' };
+  }
+  // ::a.b.c.d, the deprecated IPv4-compatible form (:: and ::1 are handled as themselves).
+  if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) {
+    return { ip: fromParts(p[6], p[7]), form: 'IPv4-compatible' };
+  }
+  return null;
+}
+
+function isLocal(ip: ipaddr.IPv4 | ipaddr.IPv6, localAddresses: () => string[]): boolean {
+  const range = ip.range();
+  if (range === 'loopback' || range === 'unspecified') return true;
+  const shown = ip.toString();
+  return localAddresses().some((a) => {
+    const local = parseAddress(a);
+    return local !== null && local.toString() === shown;
+  });
+}
+
+function interfaceAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+}
+
+function parseRange(text: string): Range {
+  const value = text.trim();
+  try {
+    if (value.includes('/')) return ipaddr.parseCIDR(value);
+    const ip = ipaddr.parse(value);
+    if (!net.isIP(value)) throw new Error('not strict');
+    return [ip, ip.kind() === 'ipv4' ? 32 : 128];
+  } catch {
+    throw new ValidationError(`egress allow range "${text}" is not an IP address or CIDR range`, 'egress_allow');
+  }
+}
+
+function definedOnly(options: Partial<EgressPolicyOptions>): Partial<EgressPolicyOptions> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+}
+
+const systemResolver: Resolver = async (hostname) => {
+  const answers = await dns.promises.lookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error(message), { code: 'ETIMEOUT' })), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
