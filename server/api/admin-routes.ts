@@ -1,0 +1,204 @@
+import Router from '@koa/router';
+import bodyParser from 'koa-bodyparser';
+import type { Context } from 'koa';
+import { accountView, type AccountService } from '../auth/accounts.js';
+import { keyView, type ApiKeyService } from '../auth/api-keys.js';
+import type { CaptureEngine } from '../capture/engine.js';
+import { ApiError, badRequest } from '../errors.js';
+import type { JobRecord, JobStatus } from '../jobs/job-record.js';
+import { toStatusResource } from '../jobs/job-resource.js';
+import type { JobService } from '../jobs/job-service.js';
+import type { QuotaService } from '../limits/quota.js';
+import type { SettingsService } from '../settings.js';
+import type { FileStore } from '../store/file-store.js';
+import { formatIsoSeconds } from '../time.js';
+import { adminAuth, closeSession, openSession, type AdminAuthDeps } from './admin-auth.js';
+import { baseUrlOf } from './v1-routes.js';
+
+export interface AdminDeps extends AdminAuthDeps {
+  accounts: AccountService;
+  keys: ApiKeyService;
+  quota: QuotaService;
+  jobs: JobService;
+  files: FileStore;
+  settings: SettingsService;
+  engine: CaptureEngine;
+  /** Adds routes owned by other modules (webhook deliveries). */
+  extraRoutes?: Array<(router: Router) => void>;
+}
+
+const STATUSES: JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
+
+const body = (ctx: Context): Record<string, unknown> => {
+  const b = (ctx.request as unknown as { body: unknown }).body;
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest('The request body must be a JSON object');
+  return b as Record<string, unknown>;
+};
+
+function queryInt(ctx: Context, name: string, fallback: number, min: number, max: number): number {
+  const raw = ctx.query[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw badRequest(`${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+const queryString = (ctx: Context, name: string) => {
+  const raw = ctx.query[name];
+  return typeof raw === 'string' && raw !== '' ? raw : undefined;
+};
+
+/** /admin/api/* — accounts, keys, jobs, usage, settings and the queue, for the control panel and scripts. */
+export function adminRoutes(deps: AdminDeps): Router {
+  const router = new Router({ prefix: '/admin/api' });
+  router.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '256kb',
+      onerror: () => {
+        throw badRequest('The request body is not valid JSON');
+      },
+    }),
+  );
+
+  router.post('/session', (ctx) => openSession(ctx, deps.token, body(ctx).token));
+  router.delete('/session', (ctx) => closeSession(ctx));
+  router.use(adminAuth(deps));
+
+  const withUsage = async (account: Awaited<ReturnType<AccountService['get']>>) =>
+    accountView(account, await deps.quota.usage(account._id));
+
+  const adminJob = async (ctx: Context, job: JobRecord, emails: Map<string, string>) => ({
+    ...toStatusResource(job, baseUrlOf(ctx, deps.settings)),
+    account_id: job.account_id,
+    email: emails.get(job.account_id) ?? null,
+    device: job.device,
+    format: job.format,
+    callback_url: job.callback_url,
+    duration_ms: job.duration_ms,
+    blocked_requests: job.blocked_requests,
+    expired: job.expired,
+  });
+
+  const emailMap = async () => new Map((await deps.accounts.list()).map((a) => [a._id, a.email]));
+
+  router.get('/status', async (ctx) => {
+    const hourly = await deps.jobs.hourly(24);
+    ctx.body = {
+      queue: deps.jobs.stats(),
+      engine: { name: deps.engine.name, version: deps.engine.isReady() ? deps.engine.chromiumVersion() : null, ready: deps.engine.isReady() },
+      captures_per_hour: hourly.map((h) => ({ hour: formatIsoSeconds(h.hour), completed: h.completed, failed: h.failed })),
+      api_base_url: `${baseUrlOf(ctx, deps.settings)}/v1`,
+    };
+  });
+  router.post('/queue/pause', (ctx) => {
+    deps.jobs.pause();
+    ctx.body = deps.jobs.stats();
+  });
+  router.post('/queue/resume', (ctx) => {
+    deps.jobs.resume();
+    ctx.body = deps.jobs.stats();
+  });
+
+  router.get('/accounts', async (ctx) => {
+    ctx.body = { accounts: await Promise.all((await deps.accounts.list()).map(withUsage)) };
+  });
+  router.post('/accounts', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await withUsage(await deps.accounts.create(body(ctx)));
+  });
+  router.get('/accounts/:id', async (ctx) => {
+    ctx.body = await withUsage(await deps.accounts.get(ctx.params.id));
+  });
+  router.patch('/accounts/:id', async (ctx) => {
+    ctx.body = await withUsage(await deps.accounts.update(ctx.params.id, body(ctx)));
+  });
+  router.delete('/accounts/:id', async (ctx) => {
+    await deps.accounts.remove(ctx.params.id);
+    await deps.keys.revokeAll(ctx.params.id);
+    ctx.status = 204;
+  });
+  router.get('/accounts/:id/webhook-secret', async (ctx) => {
+    ctx.body = { secret: await deps.accounts.webhookSecret(ctx.params.id) };
+  });
+  router.post('/accounts/:id/webhook-secret', async (ctx) => {
+    ctx.body = { secret: await deps.accounts.rotateWebhookSecret(ctx.params.id) };
+  });
+
+  router.get('/accounts/:id/keys', async (ctx) => {
+    await deps.accounts.get(ctx.params.id);
+    ctx.body = { keys: (await deps.keys.list(ctx.params.id)).map(keyView) };
+  });
+  router.post('/accounts/:id/keys', async (ctx) => {
+    await deps.accounts.get(ctx.params.id);
+    const { key, record } = await deps.keys.create(ctx.params.id, body(ctx));
+    ctx.status = 201;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { ...keyView(record), key };
+  });
+  router.get('/keys/:id', async (ctx) => {
+    ctx.body = keyView(await deps.keys.get(ctx.params.id));
+  });
+  router.patch('/keys/:id', async (ctx) => {
+    ctx.body = keyView(await deps.keys.update(ctx.params.id, body(ctx)));
+  });
+  router.delete('/keys/:id', async (ctx) => {
+    await deps.keys.remove(ctx.params.id);
+    ctx.status = 204;
+  });
+
+  router.get('/jobs', async (ctx) => {
+    const status = queryString(ctx, 'status');
+    if (status && !STATUSES.includes(status as JobStatus)) throw badRequest(`status must be one of ${STATUSES.join(', ')}`);
+    const limit = queryInt(ctx, 'limit', 50, 1, 200);
+    const jobs = await deps.jobs.list({
+      status: status as JobStatus | undefined,
+      account_id: queryString(ctx, 'account_id'),
+      before: queryString(ctx, 'before'),
+      limit,
+    });
+    const emails = await emailMap();
+    ctx.body = {
+      jobs: await Promise.all(jobs.map((job) => adminJob(ctx, job, emails))),
+      next_before: jobs.length === limit ? jobs[jobs.length - 1]._id : null,
+    };
+  });
+  router.get('/jobs/:id', async (ctx) => {
+    const job = await deps.jobs.find(ctx.params.id);
+    if (!job) throw new ApiError(404, `No job ${ctx.params.id}`);
+    ctx.body = await adminJob(ctx, job, await emailMap());
+  });
+  router.get('/jobs/:id/source', async (ctx) => {
+    const job = await deps.jobs.find(ctx.params.id);
+    const source = job?.has_page_source ? await deps.files.readSource(job._id) : null;
+    if (source === null) throw new ApiError(404, `No page source stored for job ${ctx.params.id}`);
+    // Plain text: captured HTML must never run on the admin's origin.
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+    ctx.body = source;
+  });
+
+  router.get('/usage', async (ctx) => {
+    const days = queryInt(ctx, 'days', 30, 1, 366);
+    const accountId = queryString(ctx, 'account_id');
+    if (accountId) await deps.accounts.get(accountId);
+    const accounts = accountId ? [] : await deps.accounts.list();
+    ctx.body = {
+      days: await deps.quota.daily(accountId, days),
+      accounts: await Promise.all(
+        accounts.map(async (a) => ({ account_id: a._id, email: a.email, days: await deps.quota.daily(a._id, days) })),
+      ),
+    };
+  });
+
+  router.get('/settings', (ctx) => {
+    ctx.body = deps.settings.get();
+  });
+  router.put('/settings', async (ctx) => {
+    ctx.body = await deps.settings.update(body(ctx));
+  });
+
+  for (const add of deps.extraRoutes ?? []) add(router);
+  return router;
+}

@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Context, Next } from 'koa';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+};
+
+/** Where the built control panel is: dist/renderer, seen from dist/server/api or server/api. */
+export function findRendererDir(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [path.resolve(here, '../../renderer'), path.resolve(here, '../../dist/renderer')];
+  return candidates.find((dir) => fs.existsSync(path.join(dir, 'index.html')));
+}
+
+/**
+ * Serves the control panel at /admin/. The page itself holds no secret (the token arrives
+ * in the address fragment), so it needs no auth; the strict CSP keeps injected script out.
+ */
+export function adminStatic(rendererDir: string | undefined) {
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path === '/admin') return ctx.redirect('/admin/');
+    if (!ctx.path.startsWith('/admin/') || ctx.path.startsWith('/admin/api/') || !['GET', 'HEAD'].includes(ctx.method)) {
+      return next();
+    }
+    if (!rendererDir) {
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = 'The control panel is not built. Run: npm run build';
+      return;
+    }
+    const relative = decodeURIComponent(ctx.path.slice('/admin/'.length)) || 'index.html';
+    const file = path.resolve(rendererDir, relative);
+    const inside = file.startsWith(rendererDir + path.sep);
+    const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererDir, 'index.html');
+    ctx.type = TYPES[path.extname(target)] ?? 'application/octet-stream';
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set(
+      'Content-Security-Policy',
+      "default-src 'self'; img-src 'self' data: blob: http: https:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
+    ctx.set('Cache-Control', target.endsWith('index.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
+    ctx.body = fs.createReadStream(target);
+  };
+}

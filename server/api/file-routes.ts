@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import Router from '@koa/router';
+import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
+import { notFound } from '../errors.js';
+import type { JobService } from '../jobs/job-service.js';
+import type { SettingsService } from '../settings.js';
+import type { FileStore } from '../store/file-store.js';
+import type { Clock } from '../time.js';
+
+const FILE_NAME = /^[A-Za-z0-9_-]{24}\.(png|jpg|webp)$/;
+const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp' };
+
+/**
+ * GET /v1/files/:name — the image behind a screenshot_url. It needs no API key: the
+ * 144-bit random name is the capability, so the address can be handed to an <img> tag.
+ * Cached by clients until the retention period ends; 404 after expiry.
+ */
+export function fileRoutes(deps: { jobs: JobService; files: FileStore; settings: SettingsService; clock: Clock }): Router {
+  const router = new Router();
+  router.get('/v1/files/:name', async (ctx) => {
+    const name = ctx.params.name;
+    if (!FILE_NAME.test(name)) throw notFound('No such file');
+    const job = await deps.jobs.findByImage(name);
+    if (!job || job.expired) throw notFound('No such file; screenshots are removed after the retention period');
+    const file = deps.files.imagePath(name);
+    let stat: fs.Stats;
+    try {
+      stat = await fs.promises.stat(file);
+    } catch {
+      throw notFound('No such file');
+    }
+    const etag = `"${name.slice(0, 24)}-${stat.size.toString(36)}"`;
+    const expiresAt = (job.completed_at ?? job.created_at) + deps.settings.get().retention_days * 86_400_000;
+    const maxAge = Math.max(0, Math.floor((expiresAt - deps.clock.now()) / 1000));
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', `private, max-age=${maxAge}, immutable`);
+    ctx.set('Last-Modified', stat.mtime.toUTCString());
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.type = IMAGE_CONTENT_TYPES[EXT_FORMAT[name.split('.').pop() ?? 'png']];
+    if (ctx.get('If-None-Match') === etag) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.length = stat.size;
+    ctx.body = fs.createReadStream(file);
+  });
+  return router;
+}

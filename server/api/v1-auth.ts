@@ -1,0 +1,64 @@
+import type { Context, Next } from 'koa';
+import type { AccountRecord, AccountService } from '../auth/accounts.js';
+import type { ApiKeyService, KeyRecord } from '../auth/api-keys.js';
+import { clientAddress } from '../auth/client-address.js';
+import { isAllowed } from '../auth/ip-whitelist.js';
+import { ApiError } from '../errors.js';
+import type { QuotaService } from '../limits/quota.js';
+import { rateLimitError } from '../limits/quota.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
+
+export interface V1State {
+  account: AccountRecord;
+  key: KeyRecord;
+  clientIp: string;
+}
+
+export interface V1AuthDeps {
+  accounts: AccountService;
+  keys: ApiKeyService;
+  quota: QuotaService;
+  rateLimiter: RateLimiter;
+  trustProxy: readonly string[];
+}
+
+/**
+ * The v1 access chain, in the documented order: key (401) → IP whitelist (403) → e-mail
+ * verified (403) → plan (403) → requests per second (429). Once a key is identified, every
+ * response carries the X-RateLimit-* headers, errors included.
+ */
+export function v1Auth(deps: V1AuthDeps) {
+  return async (ctx: Context, next: Next) => {
+    const presented = ctx.get('X-API-Key').trim();
+    if (!presented) throw new ApiError(401, 'Missing API key: send it in the X-API-Key header');
+    const key = await deps.keys.authenticate(presented);
+    const account = key ? await deps.accounts.find(key.account_id) : null;
+    if (!key || !account) throw new ApiError(401, 'Invalid API key');
+
+    try {
+      const ip = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy);
+      if (!isAllowed(key.ip_whitelist, ip)) {
+        throw new ApiError(403, `Requests from IP address ${ip} are not allowed for this API key`, 'IP not allowed');
+      }
+      if (!account.email_verified) {
+        throw new ApiError(
+          403,
+          'The e-mail address of this account is not verified; verify it before using the API',
+          'Email not verified',
+        );
+      }
+      if (account.plan !== 'super_user') {
+        throw new ApiError(403, 'The API is available only on the Super User plan', 'Access denied');
+      }
+      const wait = deps.rateLimiter.take(account._id);
+      if (wait > 0) {
+        throw rateLimitError('Too many requests: the limit is 10 requests per second per account', wait);
+      }
+      void deps.keys.touch(key).catch(() => undefined);
+      ctx.state.v1 = { account, key, clientIp: ip } satisfies V1State;
+      await next();
+    } finally {
+      ctx.set(await deps.quota.headers(account));
+    }
+  };
+}

@@ -1,0 +1,90 @@
+import Router from '@koa/router';
+import bodyParser from 'koa-bodyparser';
+import type { Context } from 'koa';
+import { ApiError, badRequest } from '../errors.js';
+import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
+import type { JobService } from '../jobs/job-service.js';
+import type { QuotaService } from '../limits/quota.js';
+import type { SettingsService } from '../settings.js';
+import type { FileStore } from '../store/file-store.js';
+import { formatIsoSeconds, nextUtcMidnight, type Clock } from '../time.js';
+import { parseScreenshotParams } from './screenshot-params.js';
+import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
+
+export interface V1Deps extends V1AuthDeps {
+  jobs: JobService;
+  files: FileStore;
+  settings: SettingsService;
+  clock: Clock;
+}
+
+/** The absolute origin clients see: the configured public base URL, else the request's own. */
+export function baseUrlOf(ctx: Context, settings: SettingsService): string {
+  return settings.get().public_base_url ?? `${ctx.protocol}://${ctx.host}`;
+}
+
+const jsonBody = bodyParser({
+  enableTypes: ['json'],
+  jsonLimit: '64kb',
+  strict: true,
+  onerror: (err, ctx) => {
+    const e = err as { status?: number; type?: string };
+    if (e.type === 'entity.too.large' || e.status === 413) throw new ApiError(413, 'The request body is larger than 64 KB');
+    throw badRequest('The request body is not valid JSON');
+  },
+});
+
+/** POST /v1/screenshot, GET /v1/screenshot/:job_id and GET /v1/usage. */
+export function v1Routes(deps: V1Deps): Router {
+  const router = new Router({ prefix: '/v1' });
+  const auth = v1Auth(deps);
+
+  router.post('/screenshot', auth, async (ctx, next) => {
+    if (!ctx.is('application/json')) throw badRequest('Content-Type must be application/json');
+    await next();
+  }, jsonBody, async (ctx) => {
+    const { account, key } = ctx.state.v1 as V1State;
+    const params = parseScreenshotParams((ctx.request as unknown as { body: unknown }).body);
+    const release = deps.jobs.holdCapacity(params.devices.length);
+    try {
+      await deps.quota.reserve(account, params.devices.length);
+      const base = baseUrlOf(ctx, deps.settings);
+      const jobs = await deps.jobs.create(account._id, key._id, params, base);
+      ctx.status = 201;
+      ctx.body = {
+        job_id: jobs[0]._id,
+        status: 'pending',
+        devices: params.devices,
+        full_page: params.full_page,
+        googlebot: params.googlebot,
+        estimated_time_seconds: deps.jobs.estimateSeconds(jobs.length),
+        status_url: statusUrl(base, jobs[0]._id),
+        jobs: jobs.map((job) => ({ job_id: job._id, device: job.device, preset: job.preset, status_url: statusUrl(base, job._id) })),
+      };
+    } finally {
+      release();
+    }
+  });
+
+  router.get('/screenshot/:job_id', auth, async (ctx) => {
+    const { account } = ctx.state.v1 as V1State;
+    const job = await deps.jobs.getOwned(account._id, ctx.params.job_id);
+    const wantSource = ctx.query.include_source === '1';
+    const source = wantSource && job.status === 'completed' && job.has_page_source ? await deps.files.readSource(job._id) : undefined;
+    ctx.body = toStatusResource(job, baseUrlOf(ctx, deps.settings), source);
+  });
+
+  router.get('/usage', auth, async (ctx) => {
+    const { account } = ctx.state.v1 as V1State;
+    const used = await deps.quota.usage(account._id);
+    ctx.body = {
+      calls_today: used.today,
+      calls_this_month: used.month,
+      daily_limit: account.daily_limit,
+      monthly_limit: account.monthly_limit,
+      reset_at: formatIsoSeconds(nextUtcMidnight(deps.clock.now())),
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,51 @@
+import Koa from 'koa';
+import type Router from '@koa/router';
+import { ApiError, errorMiddleware } from './errors.js';
+import { adminNetworkGuard } from './api/admin-auth.js';
+import { adminRoutes } from './api/admin-routes.js';
+import { adminStatic, findRendererDir } from './api/admin-static.js';
+import { fileRoutes } from './api/file-routes.js';
+import { v1Routes } from './api/v1-routes.js';
+import type { Services } from './services.js';
+
+function mount(app: Koa, router: Router) {
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError(405, 'This method is not allowed on this address'),
+      notImplemented: () => new ApiError(405, 'This method is not supported'),
+    }),
+  );
+}
+
+/** The Koa application over the services (it does not listen). */
+export function createApp(services: Services): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  app.use(errorMiddleware((msg, err) => services.log(`${msg}: ${(err as Error)?.stack ?? String(err)}`)));
+
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/healthz') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/readyz') {
+      const ready = services.isReady();
+      ctx.status = ready ? 200 : 503;
+      ctx.body = { status: ready ? 'ready' : 'starting', engine: services.engine.isReady(), stores: true };
+      return;
+    }
+    await next();
+  });
+
+  const deps = { ...services, trustProxy: services.config.trustProxy };
+  mount(app, fileRoutes(deps));
+  mount(app, v1Routes(deps));
+
+  const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
+  app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? adminNetworkGuard(adminDeps)(ctx, next) : next()));
+  app.use(adminStatic(services.rendererDir ?? findRendererDir()));
+  mount(app, adminRoutes({ ...deps, ...adminDeps, extraRoutes: services.adminExtraRoutes }));
+  return app;
+}

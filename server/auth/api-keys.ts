@@ -1,0 +1,134 @@
+import crypto from 'node:crypto';
+import { notFound, ValidationError } from '../errors.js';
+import type { Store } from '../store/datastores.js';
+import { formatIsoSeconds, type Clock } from '../time.js';
+import { canonicalWhitelist } from './ip-whitelist.js';
+
+export interface KeyRecord {
+  _id: string;
+  account_id: string;
+  name: string;
+  /** SHA-256 of the key, hex. The key itself is never stored. */
+  hash: string;
+  prefix: string;
+  ip_whitelist: string[];
+  created_at: number;
+  last_used_at: number | null;
+  revoked: boolean;
+}
+
+const KEY_PREFIX = 'sa_';
+const PREFIX_LENGTH = 9;
+/** last_used_at is written at most this often per key, so reads stay cheap under load. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+const hashKey = (key: string) => crypto.createHash('sha256').update(key).digest();
+
+function validateName(name: unknown): string {
+  if (name === undefined) return 'API key';
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100) {
+    throw new ValidationError('name must be a text of 1 to 100 characters');
+  }
+  return name.trim();
+}
+
+/**
+ * API keys: `sa_` followed by 32 random bytes in base64url (256 bits). Only the SHA-256 of
+ * a key is stored; the key is returned once, at creation.
+ */
+export class ApiKeyService {
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(accountId: string, input: { name?: unknown; ip_whitelist?: unknown }): Promise<{ key: string; record: KeyRecord }> {
+    const unknown = Object.keys(input).filter((k) => k !== 'name' && k !== 'ip_whitelist');
+    if (unknown.length) throw new ValidationError(`Unknown field(s): ${unknown.join(', ')}`);
+    const name = validateName(input.name);
+    const ip_whitelist = input.ip_whitelist === undefined ? [] : canonicalWhitelist(input.ip_whitelist);
+    const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
+    const record = (await this.store.insert({
+      account_id: accountId,
+      name,
+      hash: hashKey(key).toString('hex'),
+      prefix: key.slice(0, PREFIX_LENGTH),
+      ip_whitelist,
+      created_at: this.clock.now(),
+      last_used_at: null,
+      revoked: false,
+    })) as KeyRecord;
+    return { key, record };
+  }
+
+  async list(accountId: string): Promise<KeyRecord[]> {
+    return (await this.store.find({ account_id: accountId }).sort({ created_at: 1 })) as KeyRecord[];
+  }
+
+  async get(id: string): Promise<KeyRecord> {
+    const record = (await this.store.findOne({ _id: id })) as KeyRecord | null;
+    if (!record) throw notFound(`No API key ${id}`);
+    return record;
+  }
+
+  async update(id: string, input: { name?: unknown; ip_whitelist?: unknown; revoked?: unknown }): Promise<KeyRecord> {
+    const unknown = Object.keys(input).filter((k) => !['name', 'ip_whitelist', 'revoked'].includes(k));
+    if (unknown.length) throw new ValidationError(`Unknown field(s): ${unknown.join(', ')}`);
+    const current = await this.get(id);
+    const set: Partial<KeyRecord> = {};
+    if (input.name !== undefined) set.name = validateName(input.name);
+    if (input.ip_whitelist !== undefined) set.ip_whitelist = canonicalWhitelist(input.ip_whitelist);
+    if (input.revoked !== undefined) {
+      if (typeof input.revoked !== 'boolean') throw new ValidationError('revoked must be true or false');
+      if (current.revoked && !input.revoked) throw new ValidationError('revoked: a revoked key cannot be restored; create a new one');
+      set.revoked = input.revoked;
+    }
+    await this.store.update({ _id: id }, { $set: set });
+    return this.get(id);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.get(id);
+    await this.store.remove({ _id: id }, {});
+  }
+
+  async revokeAll(accountId: string): Promise<void> {
+    await this.store.update({ account_id: accountId }, { $set: { revoked: true } }, { multi: true });
+  }
+
+  /**
+   * The live key record for a presented key, or null. The stored hash is compared in
+   * constant time, so the comparison leaks nothing about how much of a key matched.
+   */
+  async authenticate(presented: string): Promise<KeyRecord | null> {
+    if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
+    const digest = hashKey(presented);
+    const record = (await this.store.findOne({ hash: digest.toString('hex') })) as KeyRecord | null;
+    if (!record || !crypto.timingSafeEqual(Buffer.from(record.hash, 'hex'), digest)) return null;
+    return record.revoked ? null : record;
+  }
+
+  /** Records that a key was used (throttled). */
+  async touch(record: KeyRecord): Promise<void> {
+    const now = this.clock.now();
+    if (now - (this.touched.get(record._id) ?? 0) < TOUCH_INTERVAL_MS) return;
+    this.touched.set(record._id, now);
+    await this.store.update({ _id: record._id }, { $set: { last_used_at: now } });
+  }
+}
+
+/** The admin API's view of a key (never the hash). */
+export function keyView(record: KeyRecord) {
+  return {
+    id: record._id,
+    account_id: record.account_id,
+    name: record.name,
+    prefix: record.prefix,
+    ip_whitelist: record.ip_whitelist,
+    created_at: formatIsoSeconds(record.created_at),
+    last_used_at: record.last_used_at === null ? null : formatIsoSeconds(record.last_used_at),
+    revoked: record.revoked,
+  };
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { startServer } from './server.js';
+
+const USAGE = `Usage:
+  screenshot-appliance serve [--host H] [--port N] [--data DIR] [--concurrency N]
+                             [--chromium PATH] [--egress-allow CIDR]... [--public-url URL]
+  screenshot-appliance account create --email E [--unverified] [--plan super_user|basic]
+                                      [--daily-limit N] [--monthly-limit N]
+  screenshot-appliance account list
+  screenshot-appliance key create --account ID|EMAIL [--name NAME] [--ip ADDRESS|CIDR]...
+  screenshot-appliance key list --account ID|EMAIL
+  screenshot-appliance key revoke KEY_ID
+
+The account and key commands talk to the running server of --data DIR (default ./data).`;
+
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  data: { type: 'string' },
+  concurrency: { type: 'string' },
+  chromium: { type: 'string' },
+  'egress-allow': { type: 'string', multiple: true },
+  'public-url': { type: 'string' },
+  email: { type: 'string' },
+  unverified: { type: 'boolean' },
+  plan: { type: 'string' },
+  'daily-limit': { type: 'string' },
+  'monthly-limit': { type: 'string' },
+  account: { type: 'string' },
+  name: { type: 'string' },
+  ip: { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+class UsageError extends Error {}
+
+function number(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number, got "${raw}"`);
+  return n;
+}
+
+async function serve(values: Record<string, any>): Promise<void> {
+  const overrides: Partial<Config> = {
+    host: values.host,
+    port: number('port', values.port),
+    dataDir: values.data,
+    concurrency: number('concurrency', values.concurrency),
+    chromiumPath: values.chromium,
+    publicBaseUrl: values['public-url'],
+  };
+  const env = process.env;
+  const base = loadConfig(env);
+  if (values['egress-allow']) overrides.egressAllow = [...base.egressAllow, ...values['egress-allow']];
+  const config = loadConfig(env, overrides);
+  const server = await startServer(config, { log: (line) => console.error(line) });
+  console.log(`Screenshot Appliance listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${new URL(server.url).port}`);
+  console.log(`Control panel: ${server.adminUrl}`);
+  console.log(`API base URL: ${server.url}/v1   data: ${config.dataDir}   admin token: ${path.join(config.dataDir, 'admin-token')}`);
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    if (++signals > 1) process.exit(130);
+    console.error(`${signal} received: finishing running captures and shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(`shutdown failed: ${String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** Calls the admin API of the server that owns the data directory. */
+async function admin(dataDir: string, method: string, route: string, body?: unknown): Promise<any> {
+  let url: string;
+  let token: string;
+  try {
+    url = JSON.parse(fs.readFileSync(path.join(dataDir, 'server.json'), 'utf8')).url;
+    token = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+  } catch {
+    throw new UsageError(`No running server found for the data directory ${dataDir}; start it with: npm run serve -- --data ${dataDir}`);
+  }
+  const res = await fetch(`${url}/admin/api${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  }).catch(() => {
+    throw new UsageError(`The server at ${url} does not answer; is it running?`);
+  });
+  const text = await res.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!res.ok) throw new UsageError(`${data?.error ?? res.status}: ${data?.message ?? text}`);
+  return data;
+}
+
+async function accountId(dataDir: string, ref: string | undefined): Promise<string> {
+  if (!ref) throw new UsageError('--account is required');
+  if (!ref.includes('@')) return ref;
+  const { accounts } = await admin(dataDir, 'GET', '/accounts');
+  const found = accounts.find((a: { email: string }) => a.email === ref.toLowerCase());
+  if (!found) throw new UsageError(`No account with e-mail ${ref}`);
+  return found.id;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command, sub, arg] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return;
+  }
+  if (command === 'serve') return serve(values);
+  const dataDir = path.resolve(values.data ?? process.env.SCREENSHOT_DATA_DIR ?? './data');
+  const print = (x: unknown) => console.log(JSON.stringify(x, null, 2));
+  if (command === 'account' && sub === 'create') {
+    if (!values.email) throw new UsageError('--email is required');
+    return print(
+      await admin(dataDir, 'POST', '/accounts', {
+        email: values.email,
+        email_verified: !values.unverified,
+        plan: values.plan,
+        daily_limit: number('daily-limit', values['daily-limit']),
+        monthly_limit: number('monthly-limit', values['monthly-limit']),
+      }),
+    );
+  }
+  if (command === 'account' && sub === 'list') return print((await admin(dataDir, 'GET', '/accounts')).accounts);
+  if (command === 'key' && sub === 'create') {
+    const id = await accountId(dataDir, values.account);
+    return print(await admin(dataDir, 'POST', `/accounts/${id}/keys`, { name: values.name, ip_whitelist: values.ip ?? [] }));
+  }
+  if (command === 'key' && sub === 'list') {
+    const id = await accountId(dataDir, values.account);
+    return print((await admin(dataDir, 'GET', `/accounts/${id}/keys`)).keys);
+  }
+  if (command === 'key' && sub === 'revoke') {
+    if (!arg) throw new UsageError('key revoke needs the key id');
+    return print(await admin(dataDir, 'PATCH', `/keys/${arg}`, { revoked: true }));
+  }
+  throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  const known = err instanceof UsageError || err instanceof ConfigError || ['DataDirLockedError', 'ChromiumNotFoundError', 'TypeError'].includes(err?.name) || err?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+  console.error(known ? `error: ${err.message}` : err);
+  process.exit(err instanceof UsageError || err?.code?.startsWith?.('ERR_PARSE_ARGS') ? 2 : 1);
+});

@@ -1,0 +1,240 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { EgressDeniedError, type EgressPolicy } from './policy.js';
+
+export interface EgressProxy {
+  /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface EgressProxyDeps {
+  policy: EgressPolicy;
+  log?: (message: string) => void;
+  /** Time to open a connection to the target. @default 10000 */
+  connectTimeoutMs?: number;
+  /** A request or tunnel with no traffic for this long is closed. @default 120000 */
+  idleTimeoutMs?: number;
+}
+
+/** Response header on every refusal; the capture engine counts responses carrying it. */
+export const DENIED_HEADER = 'x-egress-denied';
+
+// Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own, never forwarded.
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * The forward proxy every browser connection goes through, so the egress policy cannot be
+ * skipped by redirects, sub-resources, WebSockets or workers. Plain HTTP arrives in absolute
+ * form; HTTPS and WebSockets arrive as CONNECT tunnels. Each target host is resolved once by the
+ * policy and the connection is opened to that checked address, so a DNS answer that changes
+ * between the check and the connect (rebinding) cannot switch the target. Refusals answer 403
+ * with `x-egress-denied: <reason>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED).
+ *
+ * Listens on 127.0.0.1 only, and registers its own port with the policy so a page cannot use
+ * the proxy to reach the proxy. Chromium must be started with `--proxy-server=<url>` and
+ * `--proxy-bypass-list=<-loopback>` (see `egressChromiumArgs`), else loopback skips the proxy.
+ */
+export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressProxy> {
+  const { policy } = deps;
+  const log = deps.log ?? (() => {});
+  const connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
+  const idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
+  const sockets = new Set<net.Socket>();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: idleTimeoutMs });
+
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+
+  /** Checks a target; answers the refusal itself and returns null when it is not allowed. */
+  const vet = async <T>(what: string, check: () => Promise<T>, refuse: (status: number, headers: Record<string, string>, text: string) => void) => {
+    try {
+      return await check();
+    } catch (err) {
+      if (err instanceof EgressDeniedError) {
+        log(`egress denied: ${what}: ${err.reason}`);
+        refuse(403, { [DENIED_HEADER]: err.reason }, err.message);
+      } else {
+        refuse(502, {}, `cannot reach ${what}: ${(err as Error).message}`);
+      }
+      return null;
+    }
+  };
+
+  const server = http.createServer(async (req, res) => {
+    const refuse = (status: number, headers: Record<string, string>, text: string) => {
+      if (res.headersSent) return void res.destroy();
+      res.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(text);
+    };
+    if (!req.url?.startsWith('http://')) {
+      return refuse(400, {}, 'this is a forward proxy: send absolute http:// URLs, or CONNECT for https');
+    }
+    const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
+    if (!target) return;
+    const upstream = http.request({
+      host: target.address,
+      family: target.family,
+      port: Number(target.url.port) || 80,
+      method: req.method,
+      path: target.url.pathname + target.url.search,
+      headers: forwardHeaders(req.rawHeaders),
+      setHost: false,
+      agent,
+      timeout: connectTimeoutMs,
+    });
+    upstream.once('socket', (socket) => {
+      // The connect timeout is replaced by the idle timeout once the connection is open.
+      const idle = () => upstream.setTimeout(idleTimeoutMs);
+      if (socket.connecting) socket.once('connect', idle);
+      else idle();
+    });
+    upstream.on('timeout', () => upstream.destroy(new Error('the target did not answer in time')));
+    upstream.on('error', (err) => refuse(502, {}, `cannot reach ${target.url.host}: ${err.message}`));
+    upstream.on('response', (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
+      answer.pipe(res);
+      answer.on('error', () => res.destroy());
+    });
+    req.on('error', () => upstream.destroy());
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  });
+
+  server.on('connection', track);
+
+  // HTTPS and WebSockets (Chromium tunnels ws:// and wss:// alike through CONNECT).
+  server.on('connect', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    const socket = client as net.Socket;
+    socket.on('error', () => socket.destroy());
+    const refuse = (status: number, headers: Record<string, string>, text: string) => {
+      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const body = Buffer.from(text);
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}content-type: text/plain\r\n` +
+          `content-length: ${body.length}\r\nconnection: close\r\n\r\n${text}`,
+      );
+    };
+    const authority = parseAuthority(req.url ?? '');
+    if (!authority) return refuse(400, {}, 'CONNECT needs host:port');
+    const target = await vet(`${authority.host}:${authority.port}`, () => policy.checkHost(authority.host, authority.port), refuse);
+    if (!target) return;
+    const upstream = net.connect({ host: target.address, port: authority.port, family: target.family });
+    track(upstream);
+    upstream.setTimeout(connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
+    upstream.once('connect', () => {
+      upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
+      socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', (err) => {
+      if (upstream.connecting || !socket.writable) refuse(502, {}, `cannot reach ${authority.host}: ${err.message}`);
+      socket.destroy();
+    });
+    upstream.on('close', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
+  });
+
+  // An absolute-form request asking to upgrade (not what Chromium sends, but a client could).
+  server.on('upgrade', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    const socket = client as net.Socket;
+    socket.on('error', () => socket.destroy());
+    const refuse = (status: number, headers: Record<string, string>, text: string) => {
+      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+    };
+    if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
+    const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
+    if (!target) return;
+    const upstream = net.connect({ host: target.address, port: Number(target.url.port) || 80, family: target.family });
+    track(upstream);
+    upstream.setTimeout(connectTimeoutMs, () => upstream.destroy());
+    upstream.once('connect', () => {
+      upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
+      const headers: string[] = [];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i].toLowerCase();
+        if (name !== 'proxy-connection' && name !== 'proxy-authorization') headers.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
+      }
+      upstream.write(`${req.method} ${target.url.pathname}${target.url.search} HTTP/1.1\r\n${headers.join('')}\r\n`);
+      if (head.length) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    upstream.on('close', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
+  });
+
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  policy.denyLocalPort(port);
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        agent.destroy();
+      }),
+  };
+}
+
+/** "host:port" or "[v6]:port" of a CONNECT request, canonicalised by the URL parser. */
+function parseAuthority(authority: string): { host: string; port: number } | null {
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s/@:[\]\\?#]+):\d{1,5}$/.test(authority)) return null;
+  try {
+    const url = new URL(`http://${authority}`);
+    const port = url.port ? Number(url.port) : 80;
+    if (port < 1 || port > 65535) return null;
+    return { host: url.hostname, port };
+  } catch {
+    return null;
+  }
+}
+
+/** Raw headers without hop-by-hop ones, as a header object that keeps repeated fields. */
+function forwardHeaders(raw: string[]): Record<string, string | string[]> {
+  const named = new Set(HOP_BY_HOP);
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].toLowerCase() === 'connection') {
+      for (const token of raw[i + 1].split(',')) named.add(token.trim().toLowerCase());
+    }
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (named.has(name.toLowerCase())) continue;
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = raw[i + 1];
+    else headers[name] = Array.isArray(existing) ? [...existing, raw[i + 1]] : [existing, raw[i + 1]];
+  }
+  return headers;
+}

@@ -1,0 +1,51 @@
+import type { ImageFormat } from '../capture/engine.js';
+import type { DeviceName, PresetName } from '../capture/presets.js';
+
+export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+/** A screenshot job as stored in jobs.db: one device of one request. */
+export interface JobRecord {
+  _id: string;
+  account_id: string;
+  key_id: string;
+  /** Jobs created by one request share it. */
+  batch_id: string;
+  url: string;
+  device: DeviceName;
+  preset: PresetName;
+  full_page: boolean;
+  googlebot: boolean;
+  viewport: { width: number; height: number } | null;
+  format: ImageFormat;
+  quality: number | null;
+  callback_url: string | null;
+  /** Origin the job was created through; absolute addresses in webhooks are built from it. */
+  base_url: string;
+  status: JobStatus;
+  progress: number;
+  created_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  error: string | null;
+  image_file: string | null;
+  has_page_source: boolean;
+  truncated: boolean;
+  blocked_requests: number;
+  attempts: number;
+  duration_ms: number | null;
+  expired: boolean;
+}
+
+/** What a valid POST /v1/screenshot asks for, before it becomes jobs. */
+export interface CreateParams {
+  url: string;
+  devices: DeviceName[];
+  full_page: boolean;
+  googlebot: boolean;
+  callback_url: string | null;
+  /** Viewport overrides in CSS pixels; the preset's size where null. */
+  width: number | null;
+  height: number | null;
+  format: ImageFormat;
+  quality: number | null;
+}

@@ -1,0 +1,36 @@
+import { formatSpecTime } from '../time.js';
+import type { JobRecord } from './job-record.js';
+
+/** Absolute address of a job's status endpoint. */
+export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/screenshot/${jobId}`;
+
+/** Absolute, unguessable address of a job's image. */
+export const screenshotUrl = (baseUrl: string, imageFile: string) => `${baseUrl}/v1/files/${imageFile}`;
+
+/**
+ * The job as the status endpoint returns it, with the specification's presence rules:
+ * screenshot_url, completed_at and has_page_source only when completed, error only when
+ * failed, page_source only when asked for (and stored).
+ */
+export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: string | null): Record<string, unknown> {
+  const resource: Record<string, unknown> = {
+    job_id: job._id,
+    status: job.status,
+    progress: job.progress,
+    url: job.url,
+    preset: job.preset,
+    full_page: job.full_page,
+    googlebot: job.googlebot,
+    created_at: formatSpecTime(job.created_at),
+  };
+  if (job.status === 'completed') {
+    resource.screenshot_url = screenshotUrl(baseUrl, job.image_file ?? '');
+    resource.completed_at = formatSpecTime(job.completed_at ?? job.created_at);
+    resource.has_page_source = job.has_page_source;
+    if (job.truncated) resource.truncated = true;
+    if (job.expired) resource.expired = true;
+  }
+  if (job.status === 'failed') resource.error = job.error ?? 'The capture failed';
+  if (typeof pageSource === 'string') resource.page_source = pageSource;
+  return resource;
+}

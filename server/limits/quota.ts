@@ -1,0 +1,105 @@
+import { ApiError } from '../errors.js';
+import type { Store } from '../store/datastores.js';
+import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth, type Clock } from '../time.js';
+
+export interface QuotaAccount {
+  _id: string;
+  daily_limit: number;
+  monthly_limit: number;
+}
+
+export interface UsageCounts {
+  today: number;
+  month: number;
+}
+
+/**
+ * Daily and monthly call counters per account, persisted one document per account and UTC
+ * day. Reservations for one account run one at a time, so concurrent requests at the limit
+ * can never over-admit; a refused request is never counted.
+ */
+export class QuotaService {
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async usage(accountId: string): Promise<UsageCounts> {
+    const now = this.clock.now();
+    const docs = await this.store.find({ account_id: accountId, month: utcMonth(now) });
+    const today = utcDay(now);
+    return {
+      today: docs.find((d) => d.day === today)?.count ?? 0,
+      month: docs.reduce((sum, d) => sum + d.count, 0),
+    };
+  }
+
+  /** Counts `calls` for the account, or throws the 429 when that would pass a limit. */
+  reserve(account: QuotaAccount, calls: number): Promise<UsageCounts> {
+    return this.serialise(account._id, async () => {
+      const now = this.clock.now();
+      const used = await this.usage(account._id);
+      if (used.today + calls > account.daily_limit) {
+        const wait = Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
+        throw rateLimitError(
+          `Daily limit of ${account.daily_limit} requests per day exceeded` +
+            (calls > 1 ? ` (this request needs ${calls} calls, ${Math.max(0, account.daily_limit - used.today)} remain today)` : '') +
+            '. The limit resets at 00:00 UTC.',
+          wait,
+        );
+      }
+      if (used.month + calls > account.monthly_limit) {
+        const wait = Math.max(1, Math.ceil((nextUtcMonthStart(now) - now) / 1000));
+        throw rateLimitError(
+          `Monthly limit of ${account.monthly_limit} requests per month exceeded. The limit resets on the 1st at 00:00 UTC.`,
+          wait,
+        );
+      }
+      await this.store.update(
+        { account_id: account._id, day: utcDay(now) },
+        { $inc: { count: calls }, $set: { month: utcMonth(now) } },
+        { upsert: true },
+      );
+      return { today: used.today + calls, month: used.month + calls };
+    });
+  }
+
+  /** Per-day counts for the last `days` days, oldest first, for one account or all. */
+  async daily(accountId: string | undefined, days: number): Promise<Array<{ date: string; count: number }>> {
+    const now = this.clock.now();
+    const dates = Array.from({ length: days }, (_, i) => utcDay(now - (days - 1 - i) * 86_400_000));
+    const docs = await this.store.find({ ...(accountId ? { account_id: accountId } : {}), day: { $gte: dates[0] } });
+    const byDay = new Map<string, number>();
+    for (const d of docs) byDay.set(d.day, (byDay.get(d.day) ?? 0) + d.count);
+    return dates.map((date) => ({ date, count: byDay.get(date) ?? 0 }));
+  }
+
+  /** The X-RateLimit-* headers for an identified account. */
+  async headers(account: QuotaAccount): Promise<Record<string, string>> {
+    const { today } = await this.usage(account._id);
+    return {
+      'X-RateLimit-Limit': String(account.daily_limit),
+      'X-RateLimit-Remaining': String(Math.max(0, account.daily_limit - today)),
+      'X-RateLimit-Reset': String(Math.floor(nextUtcMidnight(this.clock.now()) / 1000)),
+    };
+  }
+
+  private serialise<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const tail = run.catch(() => undefined);
+    this.chains.set(key, tail);
+    void tail.then(() => {
+      if (this.chains.get(key) === tail) this.chains.delete(key);
+    });
+    return run;
+  }
+}
+
+export function rateLimitError(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, message, 'Rate limit exceeded', { retry_after: retryAfterSeconds }, {
+    'Retry-After': String(retryAfterSeconds),
+  });
+}

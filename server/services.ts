@@ -1,0 +1,155 @@
+import type Router from '@koa/router';
+import type { Config } from './config.js';
+import { AccountService } from './auth/accounts.js';
+import { loadOrCreateAdminToken } from './auth/admin-token.js';
+import { ApiKeyService } from './auth/api-keys.js';
+import type { CaptureEngine } from './capture/engine.js';
+import { ChromiumEngine } from './capture/chromium-engine.js';
+import { findChromium } from './capture/chromium-path.js';
+import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
+import { JobService } from './jobs/job-service.js';
+import { Retention } from './jobs/retention.js';
+import { QuotaService } from './limits/quota.js';
+import { RateLimiter } from './limits/rate-limiter.js';
+import { SettingsService, settingsFromConfig } from './settings.js';
+import { acquireDataLock, type DataLock } from './store/data-lock.js';
+import { compactStores, openStores, type Stores } from './store/datastores.js';
+import { FileStore } from './store/file-store.js';
+import { systemClock, type Clock } from './time.js';
+
+/** What an entry point may supply instead of the defaults. */
+export interface ServiceDeps {
+  /** The capture engine; ChromiumEngine on the system Chromium by default (Electron passes its own). */
+  engine?: CaptureEngine | ((options: { proxyServer?: string }) => CaptureEngine);
+  log?: (line: string) => void;
+  clock?: Clock;
+  /** Name resolution for the egress guard (tests point names at loopback addresses). */
+  resolve?: Resolver;
+}
+
+/** The queue as the desktop shell's tray sees it. */
+export interface QueueControl {
+  pause(): void;
+  resume(): void;
+  stats(): { pending: number; running: number; paused: boolean };
+  onChange(listener: () => void): () => void;
+}
+
+export interface Services {
+  config: Readonly<Config>;
+  log: (line: string) => void;
+  clock: Clock;
+  stores: Stores;
+  files: FileStore;
+  accounts: AccountService;
+  keys: ApiKeyService;
+  quota: QuotaService;
+  rateLimiter: RateLimiter;
+  settings: SettingsService;
+  jobs: JobService;
+  queue: QueueControl;
+  retention: Retention;
+  engine: CaptureEngine;
+  egress: EgressPolicy;
+  /** The egress guard's forward proxy, through which every browser connection goes. */
+  egressProxyUrl: string | undefined;
+  adminToken: string;
+  rendererDir?: string;
+  adminExtraRoutes: Array<(router: Router) => void>;
+  isReady(): boolean;
+  start(): Promise<void>;
+  /** Graceful: stop taking jobs, let running ones finish (or re-queue them), flush the stores. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** The composition root shared by the headless server and the desktop app. */
+export async function createServices(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<Services> {
+  const log = deps.log ?? ((line: string) => console.log(line));
+  const clock = deps.clock ?? systemClock;
+  const lock: DataLock = acquireDataLock(config.dataDir);
+  try {
+    const stores = await openStores(config.dataDir, log);
+    const files = new FileStore(config.dataDir);
+    await files.init();
+    const adminToken = loadOrCreateAdminToken(config.dataDir);
+    const settings = new SettingsService(stores.settings, settingsFromConfig(config));
+    await settings.load();
+
+    const egress = createEgressPolicy(
+      { allow: settings.get().egress_allow, denyLan: settings.get().egress_deny_lan },
+      { resolve: deps.resolve },
+    );
+    settings.onChange((s) => egress.update({ allow: s.egress_allow, denyLan: s.egress_deny_lan }));
+    const egressProxyUrl: string | undefined = undefined;
+
+    const engine =
+      typeof deps.engine === 'function'
+        ? deps.engine({ proxyServer: egressProxyUrl })
+        : deps.engine ??
+          new ChromiumEngine({
+            executablePath: findChromium(config.chromiumPath),
+            recycleAfter: config.recycleAfter,
+            proxyServer: egressProxyUrl,
+            log,
+          });
+
+    const accounts = new AccountService(stores.accounts, clock, {
+      dailyLimit: config.defaultDailyLimit,
+      monthlyLimit: config.defaultMonthlyLimit,
+    });
+    const keys = new ApiKeyService(stores.keys, clock);
+    const quota = new QuotaService(stores.usage, clock);
+    const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
+    const jobs = new JobService({
+      store: stores.jobs,
+      files,
+      engine,
+      settings,
+      clock,
+      log,
+      guard: egress,
+      pageSourceMaxBytes: config.pageSourceMaxBytes,
+    });
+    const retention = new Retention({ store: stores.jobs, files, settings, clock, log });
+    let started = false;
+
+    return {
+      config,
+      log,
+      clock,
+      stores,
+      files,
+      accounts,
+      keys,
+      quota,
+      rateLimiter,
+      settings,
+      jobs,
+      queue: jobs,
+      retention,
+      engine,
+      egress,
+      egressProxyUrl,
+      adminToken,
+      adminExtraRoutes: [],
+      isReady: () => started && engine.isReady(),
+      async start() {
+        await engine.start();
+        await jobs.recover();
+        retention.start();
+        started = true;
+      },
+      async stop(graceMs = 10_000) {
+        started = false;
+        retention.stop();
+        await jobs.stop(graceMs);
+        await engine.close().catch((err: unknown) => log(`closing the browser failed: ${String(err)}`));
+        await compactStores(stores).catch((err) => log(`compacting the stores failed: ${String(err)}`));
+        lock.release();
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}

@@ -1,0 +1,133 @@
+import { ValidationError } from './errors.js';
+import type { Config } from './config.js';
+import { canonicalEntry } from './auth/ip-whitelist.js';
+import type { Store } from './store/datastores.js';
+
+/** Settings an admin can change while the service runs (admin API and control panel). */
+export interface Settings {
+  concurrency: number;
+  queue_limit: number;
+  navigation_timeout_ms: number;
+  capture_timeout_ms: number;
+  retention_days: number;
+  full_page_max_height: number;
+  egress_allow: string[];
+  egress_deny_lan: boolean;
+  public_base_url: string | null;
+}
+
+const INTEGER_BOUNDS: Record<string, [number, number]> = {
+  concurrency: [1, 64],
+  queue_limit: [1, 100_000],
+  navigation_timeout_ms: [1000, 300_000],
+  capture_timeout_ms: [1000, 300_000],
+  retention_days: [1, 3650],
+  full_page_max_height: [1000, 100_000],
+};
+
+export function settingsFromConfig(config: Config): Settings {
+  return {
+    concurrency: config.concurrency,
+    queue_limit: config.queueLimit,
+    navigation_timeout_ms: config.navigationTimeoutMs,
+    capture_timeout_ms: config.captureTimeoutMs,
+    retention_days: config.retentionDays,
+    full_page_max_height: config.fullPageMaxHeight,
+    egress_allow: config.egressAllow.map(canonicalEntry),
+    egress_deny_lan: config.egressDenyLan,
+    public_base_url: config.publicBaseUrl ?? null,
+  };
+}
+
+function validatePatch(patch: Record<string, unknown>): Partial<Settings> {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new ValidationError('settings must be an object');
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(patch)) {
+    if (field in INTEGER_BOUNDS) {
+      const [min, max] = INTEGER_BOUNDS[field];
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+        throw new ValidationError(`${field} must be a whole number from ${min} to ${max}`);
+      }
+      out[field] = value;
+    } else if (field === 'egress_allow') {
+      if (!Array.isArray(value)) throw new ValidationError('egress_allow must be an array of CIDR ranges');
+      out[field] = value.map((entry) => {
+        try {
+          return canonicalEntry(entry);
+        } catch {
+          throw new ValidationError(`egress_allow entry ${JSON.stringify(entry)} is not an IP address or CIDR range`);
+        }
+      });
+    } else if (field === 'egress_deny_lan') {
+      if (typeof value !== 'boolean') throw new ValidationError('egress_deny_lan must be true or false');
+      out[field] = value;
+    } else if (field === 'public_base_url') {
+      if (value === null || value === '') {
+        out[field] = null;
+        continue;
+      }
+      let url: URL | undefined;
+      try {
+        url = new URL(String(value));
+      } catch {
+        // reported below
+      }
+      if (typeof value !== 'string' || !url || !/^https?:$/.test(url.protocol)) {
+        throw new ValidationError('public_base_url must be an http:// or https:// address, or null');
+      }
+      out[field] = value.replace(/\/+$/, '');
+    } else {
+      throw new ValidationError(`Unknown setting: ${field}`);
+    }
+  }
+  return out as Partial<Settings>;
+}
+
+/**
+ * The live settings: the configuration's values, overridden by what the admin saved.
+ * Listeners apply a change (queue concurrency, egress policy) as soon as it is saved.
+ */
+export class SettingsService {
+  private current: Settings;
+  private readonly listeners = new Set<(s: Settings) => void>();
+
+  constructor(
+    private readonly store: Store,
+    base: Settings,
+  ) {
+    this.current = base;
+  }
+
+  async load(): Promise<void> {
+    const saved = await this.store.findOne({ _id: 'settings' });
+    if (saved) {
+      const { _id, ...values } = saved;
+      try {
+        const valid = validatePatch(values);
+        // Ranges allowed on the command line stay allowed beside the saved ones.
+        if (valid.egress_allow) valid.egress_allow = [...new Set([...this.current.egress_allow, ...valid.egress_allow])];
+        this.current = { ...this.current, ...valid };
+      } catch {
+        // A saved value from an older version that no longer validates keeps the default.
+      }
+    }
+  }
+
+  get(): Readonly<Settings> {
+    return this.current;
+  }
+
+  async update(patch: Record<string, unknown>): Promise<Settings> {
+    const valid = validatePatch(patch);
+    this.current = { ...this.current, ...valid };
+    const { ...doc } = this.current;
+    await this.store.update({ _id: 'settings' }, { _id: 'settings', ...doc }, { upsert: true });
+    for (const listener of this.listeners) listener(this.current);
+    return this.current;
+  }
+
+  onChange(listener: (s: Settings) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

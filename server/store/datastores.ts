@@ -1,0 +1,79 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import Datastore from 'nedb-promises';
+
+/** A NeDB datastore of plain documents. */
+export type Store = Datastore<Record<string, any>>;
+
+export interface Stores {
+  accounts: Store;
+  keys: Store;
+  jobs: Store;
+  usage: Store;
+  settings: Store;
+  webhooks: Store;
+}
+
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'settings', 'webhooks'] as const;
+
+/**
+ * Opens every datastore in `dataDir`. A file with unreadable lines (a write cut short by a
+ * crash or a full disk) still opens: the unreadable lines are reported, a copy of the
+ * original file is kept beside it, and the readable documents are loaded.
+ */
+export async function openStores(dataDir: string, log: (line: string) => void): Promise<Stores> {
+  await fs.mkdir(dataDir, { recursive: true });
+  const entries = await Promise.all(NAMES.map(async (name) => [name, await openStore(dataDir, name, log)] as const));
+  const stores = Object.fromEntries(entries) as unknown as Stores;
+  await Promise.all([
+    stores.keys.ensureIndex({ fieldName: 'hash', unique: true }),
+    stores.keys.ensureIndex({ fieldName: 'account_id' }),
+    stores.jobs.ensureIndex({ fieldName: 'account_id' }),
+    stores.jobs.ensureIndex({ fieldName: 'status' }),
+    stores.jobs.ensureIndex({ fieldName: 'image_token', sparse: true }),
+    stores.usage.ensureIndex({ fieldName: 'account_id' }),
+  ]);
+  return stores;
+}
+
+async function openStore(dataDir: string, name: string, log: (line: string) => void): Promise<Store> {
+  const filename = path.join(dataDir, `${name}.db`);
+  const corrupt = await countCorruptLines(filename);
+  if (corrupt > 0) {
+    const copy = `${filename}.corrupt-${Date.now()}`;
+    await fs.copyFile(filename, copy);
+    log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
+  }
+  const store: Store = Datastore.create({ filename, autoload: false, corruptAlertThreshold: corrupt > 0 ? 1 : 0.1 });
+  await store.load();
+  return store;
+}
+
+async function countCorruptLines(filename: string): Promise<number> {
+  let text: string;
+  try {
+    text = await fs.readFile(filename, 'utf8');
+  } catch {
+    return 0;
+  }
+  let corrupt = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      JSON.parse(line);
+    } catch {
+      corrupt++;
+    }
+  }
+  return corrupt;
+}
+
+/** Rewrites every datastore file compactly (NeDB appends; this folds the log). */
+export async function compactStores(stores: Stores): Promise<void> {
+  await Promise.all(
+    Object.values(stores).map((s) => {
+      const original = (s as unknown as { __original: { compactDatafileAsync(): Promise<void> } }).__original;
+      return original.compactDatafileAsync();
+    }),
+  );
+}
