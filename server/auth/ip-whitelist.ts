@@ -7,6 +7,8 @@ type Range = [Address, number];
 /** Parses an address, unwrapping IPv4-mapped IPv6 (`::ffff:10.0.0.1`) to plain IPv4. */
 export function parseAddress(text: string): Address | null {
   const bare = text.trim().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  // Only dotted quads: "1.2.3" or "0x7f.1" are legal to inet_aton but never meant here.
+  if (!bare.includes(':') && !ipaddr.IPv4.isValidFourPartDecimal(bare)) return null;
   if (!ipaddr.isValid(bare)) return null;
   try {
     return ipaddr.process(bare);
@@ -38,6 +40,7 @@ export function parseWhitelistEntry(entry: unknown): Range {
     return [address, address.kind() === 'ipv4' ? 32 : 128];
   }
   let range: Range;
+  if (!parseAddress(text.slice(0, text.indexOf('/')))) throw invalid();
   try {
     range = ipaddr.parseCIDR(text);
   } catch {
