@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine: Chromium (from the distribution), the npm
+# dependencies (without Electron's binary, which `npm start` fetches when needed) and the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have_chromium() {
+  [ -n "${CHROMIUM_PATH:-}" ] && [ -x "${CHROMIUM_PATH}" ] && return 0
+  for p in /usr/lib/chromium/chromium /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome; do
+    [ -x "$p" ] && return 0
+  done
+  return 1
+}
+
+if ! have_chromium; then
+  echo "Installing Chromium from the distribution's packages..."
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+
+node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node.js 20.19 or newer is needed, found "+process.versions.node); process.exit(1) }'
+
+echo "Installing npm dependencies..."
+ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+echo "Building..."
+npm run build --silent
+echo "Setup complete."
