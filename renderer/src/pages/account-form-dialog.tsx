@@ -1,0 +1,112 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api-client.js';
+import type { Account, Plan } from '../admin-types.js';
+import { CheckboxField, SelectField, TextField } from '../components/fields.js';
+import { Modal } from '../components/modal.js';
+import { routeApiError } from '../field-errors.js';
+
+const FIELDS = ['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit'] as const;
+type FieldName = (typeof FIELDS)[number];
+
+const PLANS = [
+  { value: 'super_user', label: 'Super User — may use the API' },
+  { value: 'basic', label: 'Basic — API calls get 403' },
+] as const;
+
+/** A limit typed by the admin: blank means the server default; otherwise a whole number ≥ 0. */
+function parseLimit(text: string): number | undefined | 'invalid' {
+  const t = text.trim();
+  if (t === '') return undefined;
+  return /^\d+$/.test(t) ? Number(t) : 'invalid';
+}
+
+export function AccountFormDialog({ account, onClose, onSaved }: { account?: Account; onClose: () => void; onSaved: (a: Account) => void }) {
+  const [email, setEmail] = useState(account?.email ?? '');
+  const [verified, setVerified] = useState(account?.email_verified ?? false);
+  const [plan, setPlan] = useState<Plan>(account?.plan ?? 'super_user');
+  const [daily, setDaily] = useState(account ? String(account.daily_limit) : '');
+  const [monthly, setMonthly] = useState(account ? String(account.monthly_limit) : '');
+  const [errors, setErrors] = useState<Partial<Record<FieldName | 'form', string>>>({});
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const found: typeof errors = {};
+    if (!/^[^\s@]+@[^\s@]+$/.test(email.trim())) found.email = 'Enter an e-mail address such as ops@example.com.';
+    const dailyLimit = parseLimit(daily);
+    const monthlyLimit = parseLimit(monthly);
+    if (dailyLimit === 'invalid') found.daily_limit = 'Enter a whole number, or leave it empty for the default.';
+    if (monthlyLimit === 'invalid') found.monthly_limit = 'Enter a whole number, or leave it empty for the default.';
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    const body = {
+      email: email.trim(),
+      email_verified: verified,
+      plan,
+      ...(dailyLimit !== undefined && dailyLimit !== 'invalid' ? { daily_limit: dailyLimit } : {}),
+      ...(monthlyLimit !== undefined && monthlyLimit !== 'invalid' ? { monthly_limit: monthlyLimit } : {}),
+    };
+    setBusy(true);
+    try {
+      const saved = account
+        ? await api<Account>(`/admin/api/accounts/${account.id}`, { method: 'PATCH', body })
+        : await api<Account>('/admin/api/accounts', { method: 'POST', body });
+      onSaved(saved);
+    } catch (err) {
+      const { field, message } = routeApiError(err, FIELDS);
+      setErrors({ [field ?? 'form']: message });
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal title={account ? `Edit ${account.email}` : 'New account'} onClose={onClose} busy={busy}>
+      <form onSubmit={submit} noValidate>
+        <TextField label="E-mail" type="email" value={email} onInput={setEmail} error={errors.email} required autoFocus autoComplete="email" />
+        <CheckboxField
+          label="E-mail address verified"
+          checked={verified}
+          onChange={setVerified}
+          error={errors.email_verified}
+          hint="Keys of an unverified account get 403 “Email not verified”."
+        />
+        <SelectField label="Plan" value={plan} onChange={setPlan} options={PLANS} error={errors.plan} />
+        <div class="field-row">
+          <TextField
+            label="Daily limit"
+            type="number"
+            min={0}
+            value={daily}
+            onInput={setDaily}
+            error={errors.daily_limit}
+            placeholder="1000"
+            hint="Screenshots per UTC day. Empty: the default."
+          />
+          <TextField
+            label="Monthly limit"
+            type="number"
+            min={0}
+            value={monthly}
+            onInput={setMonthly}
+            error={errors.monthly_limit}
+            placeholder="30000"
+            hint="Screenshots per calendar month. Empty: the default."
+          />
+        </div>
+        {errors.form && (
+          <p class="form-error" role="alert">
+            {errors.form}
+          </p>
+        )}
+        <div class="dialog-actions">
+          <button type="button" class="button" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" class="button primary" disabled={busy}>
+            {busy ? 'Saving…' : account ? 'Save' : 'Create account'}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

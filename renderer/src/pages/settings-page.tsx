@@ -1,0 +1,160 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api-client.js';
+import type { Settings } from '../admin-types.js';
+import { CheckboxField, TextField } from '../components/fields.js';
+import { ListEditor, useListEditor } from '../components/list-editor.js';
+import { LoadError } from '../components/load-error.js';
+import { useToast } from '../components/toasts.js';
+import { routeApiError } from '../field-errors.js';
+import { whitelistEntryError } from '../ip-whitelist.js';
+import { useResource } from '../use-resource.js';
+import { PageHeader } from './page-header.js';
+
+const NUMBER_FIELDS = [
+  'concurrency',
+  'queue_limit',
+  'navigation_timeout_ms',
+  'capture_timeout_ms',
+  'retention_days',
+  'full_page_max_height',
+] as const;
+type NumberField = (typeof NUMBER_FIELDS)[number];
+const ALL_FIELDS = [...NUMBER_FIELDS, 'egress_allow', 'egress_deny_lan', 'public_base_url'] as const;
+type FieldName = (typeof ALL_FIELDS)[number];
+
+const NUMBER_INFO: Record<NumberField, { label: string; hint: string; min: number }> = {
+  concurrency: { label: 'Captures at once', hint: 'About the number of CPU cores; each capture keeps one core busy.', min: 1 },
+  queue_limit: { label: 'Queue limit', hint: 'Jobs waiting or running before new requests get 503.', min: 1 },
+  navigation_timeout_ms: { label: 'Page load time-out (ms)', hint: 'A page that has not loaded by then fails its job.', min: 1000 },
+  capture_timeout_ms: { label: 'Capture time-out (ms)', hint: 'Time allowed to take and store the image after loading.', min: 1000 },
+  retention_days: { label: 'Keep images for (days)', hint: 'Images and page HTML are deleted after this; the job history stays.', min: 1 },
+  full_page_max_height: { label: 'Full-page height cap (px)', hint: 'Longer pages are cut at this height.', min: 1000 },
+};
+
+export function SettingsPage() {
+  const settings = useResource((signal) => api<Settings>('/admin/api/settings', { signal }), []);
+  return (
+    <>
+      <PageHeader title="Settings" intro="How the appliance captures, and for how long it keeps the results. Changes apply to new jobs." />
+      {settings.error && !settings.data && <LoadError error={settings.error} onRetry={settings.reload} />}
+      {!settings.data && !settings.error && <p class="loading">Loading…</p>}
+      {settings.data && <SettingsForm key={JSON.stringify(settings.data)} initial={settings.data} onSaved={(s) => settings.setData(() => s)} />}
+    </>
+  );
+}
+
+function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Settings) => void }) {
+  const notify = useToast();
+  const [numbers, setNumbers] = useState(() => Object.fromEntries(NUMBER_FIELDS.map((f) => [f, String(initial[f])])) as Record<NumberField, string>);
+  const egress = useListEditor(initial.egress_allow, whitelistEntryError);
+  const [denyLan, setDenyLan] = useState(initial.egress_deny_lan);
+  const [baseUrl, setBaseUrl] = useState(initial.public_base_url ?? '');
+  const [errors, setErrors] = useState<Partial<Record<FieldName | 'form', string>>>({});
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const found: typeof errors = {};
+    const parsed = {} as Record<NumberField, number>;
+    for (const f of NUMBER_FIELDS) {
+      const text = numbers[f].trim();
+      if (!/^\d+$/.test(text) || Number(text) < NUMBER_INFO[f].min) found[f] = `Enter a whole number of at least ${NUMBER_INFO[f].min}.`;
+      else parsed[f] = Number(text);
+    }
+    const url = baseUrl.trim();
+    if (url !== '' && !/^https?:\/\/[^/\s]+/i.test(url)) found.public_base_url = 'Enter an address such as https://shots.example.com, or leave it empty.';
+    const allow = egress.commit();
+    setErrors(found);
+    if (Object.keys(found).length > 0 || !allow) return;
+    setBusy(true);
+    try {
+      const saved = await api<Settings>('/admin/api/settings', {
+        method: 'PUT',
+        body: { ...parsed, egress_allow: allow, egress_deny_lan: denyLan, public_base_url: url === '' ? null : url },
+      });
+      notify('Settings saved.');
+      onSaved(saved);
+    } catch (err) {
+      const { field, message } = routeApiError(err, ALL_FIELDS);
+      if (field === 'egress_allow') egress.setError(message);
+      else setErrors({ [field ?? 'form']: message });
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="settings" onSubmit={submit} noValidate>
+      <fieldset class="card">
+        <legend class="card-title">Capture</legend>
+        <div class="field-grid">
+          {(['concurrency', 'queue_limit', 'navigation_timeout_ms', 'capture_timeout_ms', 'full_page_max_height'] as const).map((f) => (
+            <TextField
+              key={f}
+              label={NUMBER_INFO[f].label}
+              type="number"
+              min={NUMBER_INFO[f].min}
+              name={f}
+              value={numbers[f]}
+              onInput={(v) => setNumbers((n) => ({ ...n, [f]: v }))}
+              hint={NUMBER_INFO[f].hint}
+              error={errors[f]}
+            />
+          ))}
+        </div>
+      </fieldset>
+      <fieldset class="card">
+        <legend class="card-title">Retention</legend>
+        <div class="field-grid">
+          <TextField
+            label={NUMBER_INFO.retention_days.label}
+            type="number"
+            min={1}
+            name="retention_days"
+            value={numbers.retention_days}
+            onInput={(v) => setNumbers((n) => ({ ...n, retention_days: v }))}
+            hint={NUMBER_INFO.retention_days.hint}
+            error={errors.retention_days}
+          />
+        </div>
+      </fieldset>
+      <fieldset class="card">
+        <legend class="card-title">Network</legend>
+        <ListEditor
+          state={egress}
+          label="Ranges the browser may reach anyway"
+          inputLabel="Add an address or CIDR range"
+          placeholder="127.0.0.1/32"
+          emptyText="None: loopback, link-local and cloud metadata addresses stay blocked."
+          hint="For example 127.0.0.1/32 to capture pages served on this machine."
+        />
+        <CheckboxField
+          label="Block the local network too"
+          checked={denyLan}
+          onChange={setDenyLan}
+          error={errors.egress_deny_lan}
+          hint="Denies 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 and fc00::/7 unless allowed above."
+        />
+        <TextField
+          label="Public base URL"
+          type="url"
+          name="public_base_url"
+          value={baseUrl}
+          onInput={setBaseUrl}
+          placeholder="https://shots.example.com"
+          error={errors.public_base_url}
+          hint="Used in status_url and screenshot_url. Empty: taken from each request’s Host header."
+        />
+      </fieldset>
+      {errors.form && (
+        <p class="form-error" role="alert">
+          {errors.form}
+        </p>
+      )}
+      <div class="form-actions">
+        <button type="submit" class="button primary" disabled={busy}>
+          {busy ? 'Saving…' : 'Save settings'}
+        </button>
+      </div>
+    </form>
+  );
+}

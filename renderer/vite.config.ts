@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+// The panel is served by the admin server at /admin/, so every asset URL carries that base.
+export default defineConfig({
+  root: here,
+  base: '/admin/',
+  // No public/ folder: everything the panel needs is imported and fingerprinted.
+  publicDir: false,
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: fileURLToPath(new URL('../dist/renderer/', import.meta.url)),
+    emptyOutDir: true,
+    target: 'es2022',
+    // The panel is loaded from loopback; a source map helps the admin report bugs.
+    sourcemap: true,
+    reportCompressedSize: true,
+  },
+});
