@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { EgressDeniedError, type EgressPolicy } from './policy.js';
+import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
 
 export interface EgressProxy {
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
@@ -120,70 +120,62 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
 
   server.on('connection', track);
 
+  /** Opens a connection to the vetted address and splices it to the client once it is open. */
+  const splice = (client: net.Socket, target: EgressTarget, port: number, greet: (upstream: net.Socket) => void) => {
+    const upstream = net.connect({ host: target.address, port, family: target.family });
+    track(upstream);
+    let open = false;
+    upstream.setTimeout(connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
+    upstream.once('connect', () => {
+      open = true;
+      upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
+      client.setTimeout(idleTimeoutMs, () => client.destroy());
+      greet(upstream);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', (err) => {
+      if (open) client.destroy();
+      else refuseRaw(client, 502, {}, `cannot reach the target: ${err.message}`);
+    });
+    upstream.on('close', () => {
+      if (open) client.destroy();
+    });
+    client.on('close', () => upstream.destroy());
+  };
+
   // HTTPS and WebSockets (Chromium tunnels ws:// and wss:// alike through CONNECT).
   server.on('connect', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
-    const refuse = (status: number, headers: Record<string, string>, text: string) => {
-      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-      const body = Buffer.from(text);
-      socket.end(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}content-type: text/plain\r\n` +
-          `content-length: ${body.length}\r\nconnection: close\r\n\r\n${text}`,
-      );
-    };
+    const refuse = (status: number, headers: Record<string, string>, text: string) => refuseRaw(socket, status, headers, text);
     const authority = parseAuthority(req.url ?? '');
     if (!authority) return refuse(400, {}, 'CONNECT needs host:port');
     const target = await vet(`${authority.host}:${authority.port}`, () => policy.checkHost(authority.host, authority.port), refuse);
     if (!target) return;
-    const upstream = net.connect({ host: target.address, port: authority.port, family: target.family });
-    track(upstream);
-    upstream.setTimeout(connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
-    upstream.once('connect', () => {
-      upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
-      socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+    splice(socket, target, authority.port, (upstream) => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
     });
-    upstream.on('error', (err) => {
-      if (upstream.connecting || !socket.writable) refuse(502, {}, `cannot reach ${authority.host}: ${err.message}`);
-      socket.destroy();
-    });
-    upstream.on('close', () => socket.destroy());
-    socket.on('close', () => upstream.destroy());
   });
 
-  // An absolute-form request asking to upgrade (not what Chromium sends, but a client could).
+  // An absolute-form request asking to upgrade (Chromium uses CONNECT instead, but a client could).
   server.on('upgrade', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
-    const refuse = (status: number, headers: Record<string, string>, text: string) => {
-      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
-    };
+    const refuse = (status: number, headers: Record<string, string>, text: string) => refuseRaw(socket, status, headers, text);
     if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
     const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
     if (!target) return;
-    const upstream = net.connect({ host: target.address, port: Number(target.url.port) || 80, family: target.family });
-    track(upstream);
-    upstream.setTimeout(connectTimeoutMs, () => upstream.destroy());
-    upstream.once('connect', () => {
-      upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
-      const headers: string[] = [];
+    splice(socket, target, Number(target.url.port) || 80, (upstream) => {
+      const lines: string[] = [];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i].toLowerCase();
-        if (name !== 'proxy-connection' && name !== 'proxy-authorization') headers.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
+        if (name !== 'proxy-connection' && name !== 'proxy-authorization') lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
       }
-      upstream.write(`${req.method} ${target.url.pathname}${target.url.search} HTTP/1.1\r\n${headers.join('')}\r\n`);
+      upstream.write(`${req.method} ${target.url.pathname}${target.url.search} HTTP/1.1\r\n${lines.join('')}\r\n`);
       if (head.length) upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
     });
-    upstream.on('error', () => socket.destroy());
-    upstream.on('close', () => socket.destroy());
-    socket.on('close', () => upstream.destroy());
   });
 
   server.on('clientError', (_err, socket) => socket.destroy());
@@ -205,6 +197,15 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
         agent.destroy();
       }),
   };
+}
+
+/** Answers a CONNECT or upgrade request on the raw socket and closes it. */
+function refuseRaw(socket: net.Socket, status: number, headers: Record<string, string>, text: string): void {
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}content-type: text/plain; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
 }
 
 /** "host:port" or "[v6]:port" of a CONNECT request, canonicalised by the URL parser. */

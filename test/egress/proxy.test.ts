@@ -46,6 +46,7 @@ function connect(proxy: EgressProxy, authority: string): Promise<{ head: string;
       }
     });
     socket.on('error', reject);
+    socket.on('close', () => reject(new Error('the proxy closed the connection without answering')));
     socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
   });
 }
@@ -135,7 +136,7 @@ describe('egress proxy', () => {
     expect(seen.at(-1)?.url).toBe('/tunnelled');
   });
 
-  it.each(['127.0.0.2:PORT', '2130706434:PORT', '0x7f000002:PORT', '[::ffff:127.0.0.2]:PORT', 'canary.test:PORT', 'localhost:PORT'])(
+  it.each(['127.0.0.2:PORT', '2130706434:PORT', '0x7f000002:PORT', '[::ffff:127.0.0.2]:PORT', 'canary.test:PORT', '127.0.0.2.:PORT'])(
     'refuses CONNECT %s with 403 and x-egress-denied',
     async (form) => {
       const { head, socket } = await connect(proxy, form.replace('PORT', String(canary.port)));
@@ -178,6 +179,32 @@ describe('egress proxy', () => {
     }
   });
 
+  it('vets an absolute-form upgrade request like any other and splices an allowed one', async () => {
+    const upgrade = (url: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: proxy.port, path: url, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '13' }, timeout: 5000 });
+        req.on('upgrade', (res, socket) => {
+          socket.destroy();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const control = await startCanary('127.0.0.1');
+    try {
+      expect(await upgrade(`${control.origin}/ws`)).toBe(101);
+      expect(control.paths).toEqual(['/ws']);
+      expect(await upgrade(`${canary.origin}/ws`)).toBe(403);
+      expect(canary.hits()).toBe(0);
+    } finally {
+      await control.close();
+    }
+  });
+
   it('answers 400 to a request that is not in absolute form', async () => {
     const answer = await new Promise<number>((resolve, reject) => {
       http.get({ host: '127.0.0.1', port: proxy.port, path: '/', timeout: 5000 }, (res) => {
@@ -188,7 +215,7 @@ describe('egress proxy', () => {
     expect(answer).toBe(400);
   });
 
-  it('answers 502 when an allowed target is not listening', async () => {
+  it('answers 502 when an allowed target is not listening, for requests and tunnels alike', async () => {
     const free = net.createServer();
     await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
     const port = (free.address() as AddressInfo).port;
@@ -196,5 +223,8 @@ describe('egress proxy', () => {
     const answer = await viaProxy(proxy, `http://127.0.0.1:${port}/`);
     expect(answer.status).toBe(502);
     expect(answer.headers['x-egress-denied']).toBeUndefined();
+    const tunnel = await connect(proxy, `localhost:${port}`);
+    tunnel.socket.destroy();
+    expect(tunnel.head).toMatch(/^HTTP\/1\.1 502/);
   });
 });
