@@ -7,6 +7,7 @@ import type { CaptureEngine } from './capture/engine.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
 import { findChromium } from './capture/chromium-path.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
+import { startEgressProxy, type EgressProxy } from './egress/proxy.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
@@ -67,6 +68,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const log = deps.log ?? ((line: string) => console.log(line));
   const clock = deps.clock ?? systemClock;
   const lock: DataLock = acquireDataLock(config.dataDir);
+  const cleanups: Array<() => Promise<void>> = [];
   try {
     const stores = await openStores(config.dataDir, log);
     const files = new FileStore(config.dataDir);
@@ -80,7 +82,9 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { resolve: deps.resolve },
     );
     settings.onChange((s) => egress.update({ allow: s.egress_allow, denyLan: s.egress_deny_lan }));
-    const egressProxyUrl: string | undefined = undefined;
+    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log });
+    cleanups.push(() => proxy.close());
+    const egressProxyUrl = proxy.url;
 
     const engine =
       typeof deps.engine === 'function'
@@ -144,11 +148,13 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         retention.stop();
         await jobs.stop(graceMs);
         await engine.close().catch((err: unknown) => log(`closing the browser failed: ${String(err)}`));
+        for (const cleanup of cleanups) await cleanup().catch(() => undefined);
         await compactStores(stores).catch((err) => log(`compacting the stores failed: ${String(err)}`));
         lock.release();
       },
     };
   } catch (err) {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
     lock.release();
     throw err;
   }
