@@ -20,7 +20,8 @@ export interface HourBucket {
 
 export interface Status {
   queue: QueueState;
-  engine: { name: string; version: string; ready: boolean };
+  /** `version` is null until the browser is up. */
+  engine: { name: string; version: string | null; ready: boolean };
   /** The last 24 hours, oldest first. */
   captures_per_hour: HourBucket[];
   api_base_url: string;
@@ -70,7 +71,8 @@ export interface AdminJob {
   error?: string;
   has_page_source?: boolean;
   account_id: string;
-  email: string;
+  /** Null when the account has been deleted since. */
+  email: string | null;
   device: string;
   format: string;
   callback_url: string | null;

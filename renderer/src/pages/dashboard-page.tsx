@@ -100,7 +100,7 @@ function StatusCards({ status }: { status: Status }) {
         <span class="stat-label">Engine</span>
         <span class="stat-value stat-small">{engine.name}</span>
         <span class="stat-note">
-          {engine.version} · {engine.ready ? <span class="ok">ready</span> : <span class="bad">not ready</span>}
+          {engine.version ?? 'starting'} · {engine.ready ? <span class="ok">ready</span> : <span class="bad">not ready</span>}
         </span>
       </li>
     </ul>

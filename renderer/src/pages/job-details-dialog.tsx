@@ -54,7 +54,7 @@ function JobDetails({ job }: { job: AdminJob }) {
             <code>{job.job_id}</code>
           </dd>
           <dt>Account</dt>
-          <dd>{job.email}</dd>
+          <dd>{job.email ?? 'deleted account'}</dd>
           <dt>Device</dt>
           <dd>
             {job.device} ({job.preset}){job.full_page ? ', full page' : ''}

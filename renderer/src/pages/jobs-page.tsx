@@ -147,7 +147,7 @@ function JobRow({ job, onOpen }: { job: AdminJob; onOpen: () => void }) {
         </div>
         {job.status === 'failed' && job.error && <div class="job-error">{job.error}</div>}
       </td>
-      <td>{job.email}</td>
+      <td>{job.email ?? <span class="muted">deleted account</span>}</td>
       <td>
         <StatusBadge status={job.status} progress={job.progress} />
       </td>
