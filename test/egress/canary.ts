@@ -6,14 +6,15 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A server that must never be reached: it counts every TCP connection (HTTP requests, WebSocket
- * upgrades, TLS hellos alike) and every UDP datagram on the same port.
+ * upgrades, TLS hellos alike), every request on a kept-alive one, and every UDP datagram on the
+ * same port.
  */
 export interface Canary {
   host: string;
   port: number;
   /** e.g. "http://127.0.0.2:41234" */
   origin: string;
-  /** TCP connections accepted plus UDP datagrams received. */
+  /** TCP connections accepted, HTTP requests (also on reused connections) and UDP datagrams. */
   hits(): number;
   /** Paths of the HTTP requests it answered. */
   paths: string[];
@@ -23,9 +24,11 @@ export interface Canary {
 /** Starts a canary on `host` (port 0 picks a free one; a given port is used as is). */
 export async function startCanary(host: string, port = 0): Promise<Canary> {
   let connections = 0;
+  let requests = 0;
   let datagrams = 0;
   const paths: string[] = [];
   const server = http.createServer((req, res) => {
+    requests++;
     paths.push(req.url ?? '');
     res.writeHead(200, { 'content-type': 'text/html', 'access-control-allow-origin': '*' });
     res.end('<!doctype html><title>canary</title><p>canary reached</p>');
@@ -33,6 +36,7 @@ export async function startCanary(host: string, port = 0): Promise<Canary> {
   server.on('connection', () => connections++);
   // A tiny WebSocket handshake, so an allowed control run can show a socket really opens.
   server.on('upgrade', (req, socket: net.Socket) => {
+    requests++;
     paths.push(req.url ?? '');
     const key = req.headers['sec-websocket-key'] ?? '';
     const accept = createAccept(String(key));
@@ -55,7 +59,7 @@ export async function startCanary(host: string, port = 0): Promise<Canary> {
     host,
     port: actual,
     origin: `http://${host}:${actual}`,
-    hits: () => connections + datagrams,
+    hits: () => connections + requests + datagrams,
     paths,
     close: async () => {
       server.closeAllConnections();

@@ -42,7 +42,8 @@ function pageFor(name: string, to: string): string | null {
     case '/webrtc':
       // STUN is UDP; without the WebRTC switch it would go straight to the target, past any proxy.
       return script(
-        `const pc = new RTCPeerConnection({ iceServers: [{ urls: ${JSON.stringify(`stun:${new URL(to).host}`)} }] });` +
+        `const pc = new RTCPeerConnection({ iceServers: [{ urls: ${JSON.stringify(`stun:${new URL(to).host}`)} },` +
+          ` { urls: ${JSON.stringify(`turn:${new URL(to).host}?transport=udp`)}, username: 'u', credential: 'p' }] });` +
           `pc.createDataChannel('x'); pc.createOffer().then((o) => pc.setLocalDescription(o));`,
       );
     case '/rebind':
