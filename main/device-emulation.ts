@@ -19,30 +19,18 @@ export function emulationParameters(preset: Preset, viewport: Viewport): Emulati
 }
 
 /**
- * Makes the page see the preset's device: viewport, device pixel ratio, mobile viewport
- * rules and touch. The window's content size already equals the viewport; this adds the rest.
+ * Makes the page see the preset's device: viewport, device pixel ratio, mobile viewport rules
+ * and touch. The window's content size already equals the viewport; this adds the rest.
+ * Call it before the first navigation; the debugger must be attached.
+ *
+ * `enableDeviceEmulation` is applied when each main-frame navigation commits: it lives on the
+ * renderer's widget, which a fresh window does not have yet and which a cross-site redirect
+ * replaces. The debugger gets the same device first. Chromium re-applies the debugger's
+ * setting to every new renderer before the page runs a script, and the debugger's full-page
+ * capture scales from it. Without it, that capture would render at the display's scale
+ * factor instead of the preset's 2× or 3×.
  */
 export async function emulateDevice(contents: WebContents, preset: Preset, viewport: Viewport): Promise<void> {
-  const params = emulationParameters(preset, viewport);
-  const apply = () => {
-    if (!contents.isDestroyed()) contents.enableDeviceEmulation(params);
-  };
-  // The emulation lives on the renderer's widget, so a navigation that swaps the renderer
-  // (a cross-site page or redirect) drops it: apply it again on every main-frame commit.
-  contents.on('did-navigate', apply);
-  apply();
-  // Electron has no touch switch of its own; the debugger's setting survives renderer swaps.
-  if (preset.hasTouch) {
-    await contents.debugger.sendCommand('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
-  }
-}
-
-/**
- * Tells the debugger about the same device before it takes a screenshot. Its capture scales
- * from its own emulation state: without this it would render at the display's scale factor
- * (not the preset's 2× or 3×) and reset the page's emulation afterwards.
- */
-export async function mirrorForDebuggerCapture(contents: WebContents, preset: Preset, viewport: Viewport): Promise<void> {
   await contents.debugger.sendCommand('Emulation.setDeviceMetricsOverride', {
     width: viewport.width,
     height: viewport.height,
@@ -50,5 +38,13 @@ export async function mirrorForDebuggerCapture(contents: WebContents, preset: Pr
     mobile: preset.isMobile,
     screenWidth: viewport.width,
     screenHeight: viewport.height,
+  });
+  // Electron has no touch setting of its own.
+  if (preset.hasTouch) {
+    await contents.debugger.sendCommand('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
+  }
+  const params = emulationParameters(preset, viewport);
+  contents.on('did-navigate', () => {
+    if (!contents.isDestroyed()) contents.enableDeviceEmulation(params);
   });
 }

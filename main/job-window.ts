@@ -65,10 +65,8 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
   ses.setDevicePermissionHandler(() => false);
-  ses.on('will-download', (event, item) => {
-    event.preventDefault();
-    item.cancel();
-  });
+  // Preventing the event cancels the download.
+  ses.on('will-download', (event) => event.preventDefault());
 
   let blocked = 0;
   let pageDenial: string | undefined;
@@ -121,6 +119,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     },
   });
   const contents = window.webContents;
+  contents.setUserAgent(options.userAgent);
   contents.setWindowOpenHandler(() => ({ action: 'deny' }));
   contents.setWebRTCIPHandlingPolicy('disable_non_proxied_udp');
   contents.on('will-attach-webview', (event) => event.preventDefault());

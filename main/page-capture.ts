@@ -1,7 +1,7 @@
 import { screen, type WebContents } from 'electron';
 import type { ImageFormat } from '../server/capture/engine.js';
 import type { Preset } from '../server/capture/presets.js';
-import { mirrorForDebuggerCapture, type Viewport } from './device-emulation.js';
+import type { Viewport } from './device-emulation.js';
 import { encodedSize, encodeNativeImage } from './image-encoding.js';
 import type { JobWindow } from './job-window.js';
 
@@ -95,7 +95,6 @@ export async function captureViewport(job: JobWindow, options: ShotOptions): Pro
  */
 export async function captureFullPage(job: JobWindow, options: ShotOptions, maxHeight: number): Promise<Shot> {
   await scrollForLazyContent(job.contents, maxHeight);
-  await mirrorForDebuggerCapture(job.contents, options.preset, options.viewport);
   const metrics = (await job.contents.debugger.sendCommand('Page.getLayoutMetrics')) as LayoutMetrics;
   const contentHeight = Math.ceil((metrics.cssContentSize ?? metrics.contentSize).height);
   const height = Math.min(Math.max(contentHeight, options.viewport.height), maxHeight);
@@ -109,19 +108,22 @@ interface LayoutMetrics {
 }
 
 /**
- * `Page.captureScreenshot` at the preset's scale. With `height` it captures the document from
- * the top, beyond the viewport; with null, the viewport as it is. It encodes png, jpeg and webp
+ * `Page.captureScreenshot` at the preset's scale (the debugger knows the device, see
+ * emulateDevice). With `height` it captures the document from the top, beyond the viewport;
+ * with null, the viewport where the page is scrolled to. It encodes png, jpeg and webp
  * itself, so the image needs no second pass.
  */
 async function debuggerCapture(contents: WebContents, options: ShotOptions, height: number | null): Promise<Shot> {
-  await mirrorForDebuggerCapture(contents, options.preset, options.viewport);
+  // The clip is in document coordinates.
+  const [x, y] =
+    height === null ? await inCaptureWorld<[number, number]>(contents, '[window.scrollX, window.scrollY]') : [0, 0];
   const params: Record<string, unknown> = {
     format: options.format,
     fromSurface: true,
     captureBeyondViewport: height !== null,
+    clip: { x, y, width: options.viewport.width, height: height ?? options.viewport.height, scale: 1 },
   };
   if (options.format !== 'png') params.quality = options.quality;
-  if (height !== null) params.clip = { x: 0, y: 0, width: options.viewport.width, height, scale: 1 };
   let result: { data: string };
   try {
     await settle(contents);
