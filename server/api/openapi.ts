@@ -1,0 +1,33 @@
+import Router from '@koa/router';
+import type { SettingsService } from '../settings.js';
+import { adminOpenApiDocument } from './openapi/admin-document.js';
+import { v1OpenApiDocument } from './openapi/v1-document.js';
+import { baseUrlOf } from './v1-routes.js';
+
+export interface OpenApiDeps {
+  settings: SettingsService;
+}
+
+/**
+ * GET /v1/openapi.json — the v1 contract, without a key: client generators and API tools
+ * fetch it before they have one, and it describes nothing a key protects. Its server
+ * address is the one this request came through, so a generated client works as is.
+ */
+export function v1OpenApiRoutes(deps: OpenApiDeps): Router {
+  const router = new Router();
+  router.get('/v1/openapi.json', (ctx) => {
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = v1OpenApiDocument(baseUrlOf(ctx, deps.settings));
+  });
+  return router;
+}
+
+/** GET /admin/api/openapi.json, added to the admin router so it sits behind the admin authentication. */
+export function adminOpenApiRoute(deps: OpenApiDeps): (router: Router) => void {
+  return (router) => {
+    router.get('/openapi.json', (ctx) => {
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = adminOpenApiDocument(baseUrlOf(ctx, deps.settings));
+    });
+  };
+}

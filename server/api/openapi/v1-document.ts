@@ -1,0 +1,293 @@
+import { MAX_URL_LENGTH } from '../screenshot-params.js';
+import {
+  DEVICE,
+  ERROR_SCHEMA,
+  ISO_SECONDS,
+  JOB_ID,
+  PRESET,
+  RATE_LIMIT_ERROR_SCHEMA,
+  count,
+  jobOneOf,
+  jobVariants,
+  type JsonSchema,
+} from './shared-schemas.js';
+
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The X-RateLimit-* headers every response to an identified key carries. */
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': ref('headers', 'RateLimitLimit'),
+  'X-RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
+  'X-RateLimit-Reset': ref('headers', 'RateLimitReset'),
+};
+
+/** An error answer to an identified key: `{error, message}` plus the rate-limit headers. */
+const keyedError = (description: string) => ({ description, headers: RATE_HEADERS, content: json(ref('schemas', 'Error')) });
+
+/** Errors any authenticated v1 endpoint can answer. */
+const AUTH_ERRORS = {
+  '401': ref('responses', 'Unauthorized'),
+  '403': ref('responses', 'Forbidden'),
+  '429': ref('responses', 'RateLimited'),
+  '500': ref('responses', 'InternalError'),
+};
+
+/**
+ * The OpenAPI 3.1 document of the v1 API, served at GET /v1/openapi.json. `baseUrl` is the
+ * origin clients reach the service at (the configured public base URL or the request's).
+ */
+export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
+  const variants = jobVariants();
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Screenshot Appliance API',
+      version: '1.0.0',
+      summary: 'Asynchronous screenshots of web pages in a real browser',
+      description:
+        'Create a screenshot job for a URL, poll its status (or receive a signed webhook), then fetch the image from ' +
+        '`screenshot_url`. Every request carries `X-API-Key`; every response to an identified key carries the ' +
+        '`X-RateLimit-*` headers. Errors are `{error, message}`. A capture that fails is not an HTTP error: the job ends ' +
+        '`failed` with its `error`. Checks run in this order: key (401), IP whitelist (403), e-mail verified (403), plan ' +
+        '(403), requests per second (429), body (400), daily and monthly limits (429).',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: `${baseUrl}/v1` }],
+    security: [{ ApiKey: [] }],
+    tags: [
+      { name: 'screenshots', description: 'Screenshot jobs and their images' },
+      { name: 'usage', description: 'Calls counted against the limits' },
+      { name: 'meta', description: 'This document' },
+    ],
+    paths: {
+      '/screenshot': {
+        post: {
+          operationId: 'createScreenshot',
+          tags: ['screenshots'],
+          summary: 'Create a screenshot job (one per device)',
+          description:
+            'Queues one job per device; the response names the first one in `job_id`/`status_url` and all of them in ' +
+            '`jobs`. Each job counts as one call against the daily and monthly limits; a request that would pass a limit is ' +
+            'refused whole.',
+          requestBody: { required: true, content: json(ref('schemas', 'ScreenshotRequest')) },
+          responses: {
+            '201': {
+              description: 'The jobs were queued',
+              headers: RATE_HEADERS,
+              content: json(ref('schemas', 'ScreenshotCreated')),
+            },
+            '400': keyedError('Invalid parameters or body; the message names the field'),
+            ...AUTH_ERRORS,
+            '413': keyedError('The request body is larger than 64 KB'),
+            '503': {
+              description: 'The capture queue is full or the service is shutting down',
+              headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
+              content: json(ref('schemas', 'Error')),
+            },
+          },
+        },
+      },
+      '/screenshot/{job_id}': {
+        get: {
+          operationId: 'getScreenshot',
+          tags: ['screenshots'],
+          summary: 'Status and result of a job',
+          parameters: [
+            { name: 'job_id', in: 'path', required: true, schema: { type: 'string' }, description: 'From the create response' },
+            {
+              name: 'include_source',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', enum: ['1'] },
+              description: 'When 1, a completed job includes `page_source` (can be large)',
+            },
+          ],
+          responses: {
+            '200': { description: 'The job', headers: RATE_HEADERS, content: json(ref('schemas', 'ScreenshotJob')) },
+            '404': keyedError('No such job, or a job of another account'),
+            ...AUTH_ERRORS,
+          },
+        },
+      },
+      '/usage': {
+        get: {
+          operationId: 'getUsage',
+          tags: ['usage'],
+          summary: "Usage counters of the key's account",
+          responses: {
+            '200': { description: 'The usage record', headers: RATE_HEADERS, content: json(ref('schemas', 'Usage')) },
+            ...AUTH_ERRORS,
+          },
+        },
+      },
+      '/files/{name}': {
+        get: {
+          operationId: 'getScreenshotFile',
+          tags: ['screenshots'],
+          summary: 'The image behind a screenshot_url',
+          description: 'Needs no key: the random file name is the capability, so the address can go straight into an <img>.',
+          security: [],
+          parameters: [
+            { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.(png|jpg|webp)$' } },
+            { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': {
+              description: 'The image',
+              headers: {
+                ETag: { required: true, schema: { type: 'string' } },
+                'Cache-Control': { required: true, schema: { type: 'string' } },
+              },
+              content: {
+                'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } },
+                'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } },
+                'image/webp': { schema: { type: 'string', contentMediaType: 'image/webp' } },
+              },
+            },
+            '304': { description: 'Not modified (the ETag matched)' },
+            '404': { description: 'No such file, or removed after the retention period', content: json(ref('schemas', 'Error')) },
+            '500': ref('responses', 'InternalError'),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          tags: ['meta'],
+          summary: 'This document',
+          security: [],
+          responses: {
+            '200': { description: 'The OpenAPI 3.1 document of v1', content: json({ type: 'object' }) },
+          },
+        },
+      },
+    },
+    webhooks: {
+      screenshotEnded: {
+        post: {
+          summary: 'A job ended (completed or failed)',
+          description:
+            'POSTed to the job\'s `callback_url`, signed per Standard Webhooks with the account\'s `whsec_` secret: ' +
+            '`webhook-signature` is `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`. A 2xx answer ' +
+            'is success; anything else is retried with backoff (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h); 410 stops the ' +
+            'retries; redirects are not followed.',
+          parameters: [
+            { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d+$' } },
+            { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string', pattern: '^v1,' } },
+          ],
+          requestBody: { required: true, content: json(ref('schemas', 'WebhookEvent')) },
+          responses: {
+            '2XX': { description: 'Delivered' },
+            '410': { description: 'Gone: no further attempts for this delivery' },
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key created in the control panel (`sa_…`)' },
+      },
+      headers: {
+        RateLimitLimit: { required: true, description: 'The daily limit of the account', schema: { type: 'string', pattern: '^\\d+$' } },
+        RateLimitRemaining: { required: true, description: 'Calls left today, never negative', schema: { type: 'string', pattern: '^\\d+$' } },
+        RateLimitReset: { required: true, description: 'Unix time (seconds) of the next 00:00 UTC', schema: { type: 'string', pattern: '^\\d+$' } },
+        RetryAfter: { required: true, description: 'Seconds to wait, at least 1', schema: { type: 'string', pattern: '^[1-9]\\d*$' } },
+      },
+      responses: {
+        Unauthorized: { description: 'X-API-Key missing, unknown or revoked', content: json(ref('schemas', 'Error')) },
+        Forbidden: {
+          description: 'error is "IP not allowed" (outside the key\'s whitelist), "Email not verified" or "Access denied" (not on the Super User plan)',
+          headers: RATE_HEADERS,
+          content: json(ref('schemas', 'Error')),
+        },
+        RateLimited: {
+          description: 'More than the requests per second, or the daily or monthly limit reached',
+          headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
+          content: json(ref('schemas', 'RateLimitError')),
+        },
+        InternalError: { description: 'A fault of the service; the message never carries internals', content: json(ref('schemas', 'Error')) },
+      },
+      schemas: {
+        Error: ERROR_SCHEMA,
+        RateLimitError: RATE_LIMIT_ERROR_SCHEMA,
+        ScreenshotRequest: {
+          type: 'object',
+          required: ['url'],
+          additionalProperties: false,
+          description: 'Any field not listed is refused with 400 naming it.',
+          properties: {
+            url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http:// or https:// address to capture' },
+            devices: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 16,
+              items: { type: 'string', enum: ['desktop', 'tablet', 'mobile', 'all'] },
+              default: ['desktop'],
+              description: '`all` is every device; duplicates collapse; order is kept',
+            },
+            callback_url: { type: ['string', 'null'], maxLength: 2048, description: 'Webhook address notified when each job ends' },
+            full_page: { type: 'boolean', default: false, description: 'Capture the whole page height (up to 16384 CSS px)' },
+            googlebot: { type: 'boolean', default: false, description: "Load the page with Googlebot's user agent" },
+            width: { type: 'integer', minimum: 320, maximum: 3840, description: 'Viewport width override, CSS px' },
+            height: { type: 'integer', minimum: 240, maximum: 4320, description: 'Viewport height override, CSS px' },
+            format: { type: 'string', enum: ['png', 'jpeg', 'webp'], default: 'png' },
+            quality: { type: 'integer', minimum: 1, maximum: 100, description: 'jpeg and webp only; 80 when absent' },
+          },
+        },
+        ScreenshotCreated: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['job_id', 'status', 'devices', 'full_page', 'googlebot', 'estimated_time_seconds', 'status_url', 'jobs'],
+          properties: {
+            job_id: JOB_ID,
+            status: { const: 'pending' },
+            devices: { type: 'array', minItems: 1, items: DEVICE },
+            full_page: { type: 'boolean' },
+            googlebot: { type: 'boolean' },
+            estimated_time_seconds: { type: 'integer', minimum: 1 },
+            status_url: { type: 'string', format: 'uri' },
+            jobs: {
+              type: 'array',
+              minItems: 1,
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['job_id', 'device', 'preset', 'status_url'],
+                properties: { job_id: JOB_ID, device: DEVICE, preset: PRESET, status_url: { type: 'string', format: 'uri' } },
+              },
+            },
+          },
+        },
+        ScreenshotJob: jobOneOf('Job'),
+        JobPending: variants.pending,
+        JobProcessing: variants.processing,
+        JobCompleted: variants.completed,
+        JobFailed: variants.failed,
+        Usage: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['calls_today', 'calls_this_month', 'daily_limit', 'monthly_limit', 'reset_at'],
+          properties: {
+            calls_today: count('Calls made today (UTC)'),
+            calls_this_month: count('Calls made this month (UTC)'),
+            daily_limit: count('Daily call limit'),
+            monthly_limit: count('Monthly call limit (enforced)'),
+            reset_at: ISO_SECONDS,
+          },
+        },
+        WebhookEvent: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'data'],
+          properties: {
+            type: { type: 'string', enum: ['screenshot.completed', 'screenshot.failed'] },
+            timestamp: { type: 'string', description: 'When the event was created, ISO 8601' },
+            data: { oneOf: [ref('schemas', 'JobCompleted'), ref('schemas', 'JobFailed')], description: 'The job, without page_source' },
+          },
+        },
+      },
+    },
+  };
+}
