@@ -5,6 +5,7 @@ import { adminNetworkGuard } from './api/admin-auth.js';
 import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
 import { fileRoutes } from './api/file-routes.js';
+import { adminOpenApiRoute, v1OpenApiRoutes } from './api/openapi.js';
 import { v1Routes } from './api/v1-routes.js';
 import type { Services } from './services.js';
 
@@ -41,11 +42,12 @@ export function createApp(services: Services): Koa {
 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   mount(app, fileRoutes(deps));
+  mount(app, v1OpenApiRoutes(deps));
   mount(app, v1Routes(deps));
 
   const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
   app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? adminNetworkGuard(adminDeps)(ctx, next) : next()));
   app.use(adminStatic(services.rendererDir ?? findRendererDir()));
-  mount(app, adminRoutes({ ...deps, ...adminDeps, extraRoutes: services.adminExtraRoutes }));
+  mount(app, adminRoutes({ ...deps, ...adminDeps, extraRoutes: [...services.adminExtraRoutes, adminOpenApiRoute(deps)] }));
   return app;
 }
