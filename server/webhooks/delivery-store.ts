@@ -1,0 +1,105 @@
+import type Datastore from 'nedb-promises';
+import { formatIsoSeconds } from '../time.js';
+
+export type EventType = 'screenshot.completed' | 'screenshot.failed';
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One try at delivering, as recorded. */
+export interface WebhookAttempt {
+  /** ISO 8601, UTC, whole seconds. */
+  at: string;
+  /** The receiver's HTTP status, or null when none came (network error, time-out, egress denial). */
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** True for an attempt the admin asked for (redeliver); those do not use up the schedule. */
+  manual: boolean;
+}
+
+/** A webhook delivery as the admin API shows it. */
+export interface WebhookDelivery {
+  /** Also the `webhook-id` header, the same on every attempt. */
+  id: string;
+  job_id: string;
+  account_id: string;
+  url: string;
+  type: EventType;
+  status: DeliveryStatus;
+  attempts: WebhookAttempt[];
+  /** When the next scheduled attempt is due; null once the delivery succeeded or failed. */
+  next_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+/** The stored document; times are epoch milliseconds. */
+export interface DeliveryDoc {
+  _id: string;
+  job_id: string;
+  account_id: string;
+  url: string;
+  type: EventType;
+  /** The exact JSON body, so every attempt signs and sends the same bytes. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: Array<{ at: number; status_code: number | null; error: string | null; duration_ms: number; manual: boolean }>;
+  /** Scheduled (not manual) attempts made so far. */
+  scheduled_attempts: number;
+  next_attempt_at: number | null;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export type AttemptRecord = DeliveryDoc['attempts'][number];
+
+/** The webhook deliveries datastore (`<data>/webhooks.db`). */
+export class NedbDeliveryStore {
+  constructor(private readonly db: Datastore<Record<string, any>>) {}
+
+  async insert(doc: DeliveryDoc): Promise<void> {
+    await this.db.insert(doc);
+  }
+
+  async get(id: string): Promise<DeliveryDoc | null> {
+    return (await this.db.findOne({ _id: id })) as DeliveryDoc | null;
+  }
+
+  async pending(): Promise<DeliveryDoc[]> {
+    return (await this.db.find({ status: 'pending' })) as unknown as DeliveryDoc[];
+  }
+
+  async list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
+    const query = filter.job_id === undefined ? {} : { job_id: filter.job_id };
+    return (await this.db.find(query).sort({ created_at: -1 }).limit(filter.limit)) as unknown as DeliveryDoc[];
+  }
+
+  /** Appends an attempt and sets the state it leads to, in one write. */
+  async recordAttempt(
+    id: string,
+    attempt: AttemptRecord,
+    next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
+  ): Promise<DeliveryDoc | null> {
+    return (await this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: next }, { returnUpdatedDocs: true })) as DeliveryDoc | null;
+  }
+}
+
+export function deliveryView(doc: DeliveryDoc): WebhookDelivery {
+  return {
+    id: doc._id,
+    job_id: doc.job_id,
+    account_id: doc.account_id,
+    url: doc.url,
+    type: doc.type,
+    status: doc.status,
+    attempts: doc.attempts.map((a) => ({
+      at: formatIsoSeconds(a.at),
+      status_code: a.status_code,
+      error: a.error,
+      duration_ms: a.duration_ms,
+      manual: a.manual,
+    })),
+    next_attempt_at: doc.next_attempt_at === null ? null : formatIsoSeconds(doc.next_attempt_at),
+    created_at: formatIsoSeconds(doc.created_at),
+    completed_at: doc.completed_at === null ? null : formatIsoSeconds(doc.completed_at),
+  };
+}
