@@ -10,6 +10,7 @@ import { ApiError } from '../../server/errors.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
 import { startCanary, type Canary } from '../egress/canary.js';
 import { startReceiver, type Receiver } from './receiver.js';
+import { startHelloRecorder } from './tls-hello.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -268,6 +269,21 @@ describe('webhook service', () => {
     await s.notify(job('job_14', `http://hooks.test:${r.port}/in`), 'screenshot.completed', JOB_DATA);
     expect((await settled(s, 'job_14')).status).toBe('succeeded');
     expect(r.received[0].headers.host).toBe(`hooks.test:${r.port}`);
+  });
+
+  it('sends the callback host as the TLS server name while connecting to the vetted address', async () => {
+    const tls = await startHelloRecorder();
+    try {
+      resolveNames['secure-hooks.test'] = ['127.0.0.1'];
+      const s = service({ schedule: [] });
+      await s.start();
+      await s.notify(job('job_tls', `https://secure-hooks.test:${tls.port}/in`), 'screenshot.completed', JOB_DATA);
+      const delivery = await settled(s, 'job_tls');
+      expect(tls.names).toEqual(['secure-hooks.test']);
+      expect(delivery.status).toBe('failed');
+    } finally {
+      await tls.close();
+    }
   });
 
   it('checks the name again on every attempt, so rebinding it to a denied address stops the delivery', async () => {
