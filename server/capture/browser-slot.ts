@@ -1,0 +1,117 @@
+import { chromium, type Browser } from 'playwright-core';
+import { sleep, withDeadline } from './deadline.js';
+import { ContextPrewarmer, type JobContextOptions, type JobPage } from './context-prewarmer.js';
+
+export interface BrowserLaunchOptions {
+  executablePath: string;
+  args: string[];
+  /** Spare contexts kept ready. */
+  prewarm: number;
+  launchTimeoutMs: number;
+  log: (line: string) => void;
+}
+
+/** Time a polite browser.close() gets before the process group is killed. */
+const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * One Chromium process and the bookkeeping the engine needs around it: how many captures it
+ * served and is serving, whether it is being retired, and a way to kill it when it hangs.
+ */
+export class BrowserSlot {
+  /** Captures started on this browser. */
+  captures = 0;
+  /** Captures running now. */
+  inFlight = 0;
+  /** No new captures go here; it closes when the last running one ends. */
+  retiring = false;
+  /** Settles when the browser is gone, whatever the cause. */
+  readonly gone: Promise<void>;
+  private connected = true;
+  private readonly prewarmer: ContextPrewarmer;
+
+  private constructor(
+    readonly browser: Browser,
+    /** The browser process id (leader of its process group), when Chromium reported it. */
+    readonly pid: number | undefined,
+    readonly version: string,
+    options: BrowserLaunchOptions,
+  ) {
+    this.gone = new Promise((resolve) =>
+      browser.once('disconnected', () => {
+        this.connected = false;
+        this.prewarmer.dispose();
+        resolve();
+      }),
+    );
+    this.prewarmer = new ContextPrewarmer(browser, options.prewarm, options.log);
+  }
+
+  static async launch(options: BrowserLaunchOptions): Promise<BrowserSlot> {
+    const browser = await chromium.launch({
+      executablePath: options.executablePath,
+      args: options.args,
+      headless: true,
+      timeout: options.launchTimeoutMs,
+      // The engine owner closes the browser: a server finishing its jobs on SIGTERM needs it.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+    });
+    try {
+      const pid = await withDeadline(browserPid(browser), options.launchTimeoutMs, () => new Error('Chromium did not answer'));
+      return new BrowserSlot(browser, pid, browser.version(), options);
+    } catch (err) {
+      await browser.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  get isConnected(): boolean {
+    return this.connected && this.browser.isConnected();
+  }
+
+  /** A fresh context for one job (a pre-warmed one when its options match). */
+  openJob(options: JobContextOptions): Promise<JobPage> {
+    return this.prewarmer.take(options);
+  }
+
+  /** Closes the browser, killing it when it does not close within a few seconds. */
+  async close(): Promise<void> {
+    this.prewarmer.dispose();
+    if (!this.isConnected) return;
+    try {
+      await withDeadline(this.browser.close(), CLOSE_GRACE_MS, () => new Error('close timed out'));
+    } catch {
+      await this.kill();
+    }
+  }
+
+  /**
+   * Kills the browser's whole process group (playwright starts Chromium as a group leader),
+   * for a browser that no longer answers. Resolves once playwright saw it go.
+   */
+  async kill(): Promise<void> {
+    this.prewarmer.dispose();
+    if (this.pid !== undefined) {
+      try {
+        process.kill(process.platform === 'win32' ? this.pid : -this.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    } else {
+      void this.browser.close().catch(() => undefined);
+    }
+    await Promise.race([this.gone, sleep(CLOSE_GRACE_MS)]);
+  }
+}
+
+async function browserPid(browser: Browser): Promise<number | undefined> {
+  const session = await browser.newBrowserCDPSession();
+  try {
+    const { processInfo } = await session.send('SystemInfo.getProcessInfo');
+    return processInfo.find((p) => p.type === 'browser')?.id;
+  } finally {
+    await session.detach().catch(() => undefined);
+  }
+}

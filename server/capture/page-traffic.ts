@@ -1,0 +1,82 @@
+import type { Page, Request, Response } from 'playwright-core';
+import { TUNNEL_REFUSED_REASON, egressDenial, isTunnelRefusal } from './egress-markers.js';
+
+/** A network with no request in flight for this long counts as idle. */
+const QUIET_MS = 100;
+const POLL_MS = 20;
+
+/**
+ * Watches one page's requests: which are in flight (for a bounded network-idle wait) and which
+ * the egress proxy refused, separating the main document from sub-requests.
+ */
+export class PageTraffic {
+  /** Sub-requests the egress proxy refused. */
+  blockedRequests = 0;
+  /** The proxy's reason when the document shown in the main frame was refused, else null. */
+  mainDocumentDenied: string | null = null;
+  private readonly inFlight = new Set<Request>();
+  private lastActivity = Date.now();
+  private readonly detach: () => void;
+
+  constructor(private readonly page: Page) {
+    const started = (request: Request) => {
+      this.inFlight.add(request);
+      this.lastActivity = Date.now();
+    };
+    const finished = (request: Request) => {
+      this.inFlight.delete(request);
+      this.lastActivity = Date.now();
+    };
+    const failed = (request: Request) => {
+      finished(request);
+      if (isTunnelRefusal(request.failure()?.errorText)) this.refused(request, TUNNEL_REFUSED_REASON);
+    };
+    const responded = (response: Response) => {
+      const reason = egressDenial(response.headers());
+      if (reason !== null) this.refused(response.request(), reason);
+      else if (this.isMainDocument(response.request()) && !isRedirect(response.status())) this.mainDocumentDenied = null;
+    };
+    page.on('request', started);
+    page.on('requestfinished', finished);
+    page.on('requestfailed', failed);
+    page.on('response', responded);
+    this.detach = () => {
+      page.off('request', started);
+      page.off('requestfinished', finished);
+      page.off('requestfailed', failed);
+      page.off('response', responded);
+    };
+  }
+
+  /**
+   * Resolves once no request has been in flight for a moment, or after `maxMs` whatever
+   * happens (pages that poll or stream never go idle, and that is no reason to fail).
+   */
+  async networkIdle(maxMs: number): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    while (Date.now() < deadline) {
+      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= QUIET_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  dispose(): void {
+    this.detach();
+  }
+
+  private refused(request: Request, reason: string): void {
+    if (this.isMainDocument(request)) this.mainDocumentDenied = reason;
+    else this.blockedRequests++;
+  }
+
+  private isMainDocument(request: Request): boolean {
+    try {
+      return request.isNavigationRequest() && request.frame() === this.page.mainFrame();
+    } catch {
+      // Worker requests have no frame.
+      return false;
+    }
+  }
+}
+
+const isRedirect = (status: number) => status >= 300 && status < 400;
