@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureServer, pngSize, type FixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
 
@@ -10,6 +10,10 @@ let accountId: string;
 beforeAll(async () => {
   fixtures = await startFixtureServer();
   server = await startTestServer();
+});
+
+// A fresh account per test keeps the per-second windows of one test out of the next.
+beforeEach(async () => {
   ({ key, accountId } = await server.account());
 });
 
@@ -131,9 +135,9 @@ describe('GET /v1/screenshot/{job_id}', () => {
   });
 
   it('sends a mobile browser user agent for mobile without googlebot', async () => {
-    const created = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/ua?mobile`, devices: ['mobile'] })).json();
+    const created = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/ua?plain-mobile`, devices: ['mobile'] })).json();
     await waitForJob(server, key, created.job_id);
-    const ua = fixtures.seen('/ua?mobile')[0].userAgent;
+    const ua = fixtures.seen('/ua?plain-mobile')[0].userAgent;
     expect(ua).toMatch(/Android .* Mobile Safari/);
     expect(ua).not.toMatch(/Googlebot|HeadlessChrome/);
   });

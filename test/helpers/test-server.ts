@@ -72,7 +72,8 @@ export async function waitForJob(server: TestServer, key: string, jobId: string,
     const res = await server.v1('GET', `/screenshot/${jobId}`, key);
     const body = await res.json();
     if (body.status === 'completed' || body.status === 'failed') return body;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${body.status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 150));
+    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${body.status ?? JSON.stringify(body)} after ${timeoutMs} ms`);
+    // Like a well-behaved client: poll gently and honour Retry-After.
+    await new Promise((r) => setTimeout(r, res.status === 429 ? Number(res.headers.get('retry-after') ?? 1) * 1000 : 250));
   }
 }
