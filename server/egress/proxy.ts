@@ -20,6 +20,8 @@ export interface EgressProxyDeps {
   idleTimeoutMs?: number;
 }
 
+type Refuse = (status: number, headers: Record<string, string>, text: string) => void;
+
 /** Response header on every refusal; the capture engine counts responses carrying it. */
 export const DENIED_HEADER = 'x-egress-denied';
 
@@ -62,7 +64,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
   };
 
   /** Checks a target; answers the refusal itself and returns null when it is not allowed. */
-  const vet = async <T>(what: string, check: () => Promise<T>, refuse: (status: number, headers: Record<string, string>, text: string) => void) => {
+  const vet = async <T>(what: string, check: () => Promise<T>, refuse: Refuse): Promise<T | null> => {
     try {
       return await check();
     } catch (err) {
@@ -76,8 +78,18 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     }
   };
 
-  const server = http.createServer(async (req, res) => {
-    const refuse = (status: number, headers: Record<string, string>, text: string) => {
+  // A throw inside an async handler would be an unhandled rejection and end the whole service.
+  const guarded =
+    <A extends unknown[]>(handler: (...args: A) => Promise<void>, drop: (...args: A) => void) =>
+    (...args: A) => {
+      handler(...args).catch((err: unknown) => {
+        log(`egress proxy: ${(err as Error).message}`);
+        drop(...args);
+      });
+    };
+
+  const server = http.createServer(guarded(async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const refuse: Refuse = (status, headers, text) => {
       if (res.headersSent) return void res.destroy();
       res.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
       res.end(text);
@@ -107,7 +119,14 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     upstream.on('timeout', () => upstream.destroy(new Error('the target did not answer in time')));
     upstream.on('error', (err) => refuse(502, {}, `cannot reach ${target.url.host}: ${err.message}`));
     upstream.on('response', (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
+      try {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
+      } catch (err) {
+        // A status line or header Node will not write back out; never let it reach the event loop.
+        log(`egress proxy: unusable answer from ${target.url.host}: ${(err as Error).message}`);
+        answer.destroy();
+        return void res.destroy();
+      }
       answer.pipe(res);
       answer.on('error', () => res.destroy());
     });
@@ -116,7 +135,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       if (!res.writableFinished) upstream.destroy();
     });
     req.pipe(upstream);
-  });
+  }, (_req, res) => res.destroy()));
 
   server.on('connection', track);
 
@@ -145,25 +164,26 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
   };
 
   // HTTPS and WebSockets (Chromium tunnels ws:// and wss:// alike through CONNECT).
-  server.on('connect', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+  server.on('connect', guarded(async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
-    const refuse = (status: number, headers: Record<string, string>, text: string) => refuseRaw(socket, status, headers, text);
+    const refuse: Refuse = (status, headers, text) => refuseRaw(socket, status, headers, text);
     const authority = parseAuthority(req.url ?? '');
     if (!authority) return refuse(400, {}, 'CONNECT needs host:port');
-    const target = await vet(`${authority.host}:${authority.port}`, () => policy.checkHost(authority.host, authority.port), refuse);
+    const { host, port } = authority;
+    const target = await vet(`${host}:${port}`, () => policy.checkHost(host, port), refuse);
     if (!target) return;
-    splice(socket, target, authority.port, (upstream) => {
+    splice(socket, target, port, (upstream) => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
     });
-  });
+  }, (_req, client) => client.destroy()));
 
   // An absolute-form request asking to upgrade (Chromium uses CONNECT instead, but a client could).
-  server.on('upgrade', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+  server.on('upgrade', guarded(async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
-    const refuse = (status: number, headers: Record<string, string>, text: string) => refuseRaw(socket, status, headers, text);
+    const refuse: Refuse = (status, headers, text) => refuseRaw(socket, status, headers, text);
     if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
     const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
     if (!target) return;
@@ -171,12 +191,13 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       const lines: string[] = [];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i].toLowerCase();
-        if (name !== 'proxy-connection' && name !== 'proxy-authorization') lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
+        if (name === 'proxy-connection' || name === 'proxy-authorization') continue;
+        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
       }
       upstream.write(`${req.method} ${target.url.pathname}${target.url.search} HTTP/1.1\r\n${lines.join('')}\r\n`);
       if (head.length) upstream.write(head);
     });
-  });
+  }, (_req, client) => client.destroy()));
 
   server.on('clientError', (_err, socket) => socket.destroy());
 

@@ -79,7 +79,8 @@ export class NedbDeliveryStore {
     attempt: AttemptRecord,
     next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
   ): Promise<DeliveryDoc | null> {
-    return (await this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: next }, { returnUpdatedDocs: true })) as DeliveryDoc | null;
+    const change = { $push: { attempts: attempt }, $set: next };
+    return (await this.db.update({ _id: id }, change, { returnUpdatedDocs: true })) as DeliveryDoc | null;
   }
 }
 

@@ -41,7 +41,12 @@ export interface SendDeps {
 export async function sendWebhook(request: SendRequest, deps: SendDeps): Promise<AttemptOutcome> {
   const now = deps.now ?? Date.now;
   const started = now();
-  const done = (verdict: AttemptOutcome['verdict'], statusCode: number | null, error: string | null, retryAfter?: string): AttemptOutcome => ({
+  const done = (
+    verdict: AttemptOutcome['verdict'],
+    statusCode: number | null,
+    error: string | null,
+    retryAfter?: string,
+  ): AttemptOutcome => ({
     verdict,
     statusCode,
     error,

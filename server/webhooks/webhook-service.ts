@@ -132,7 +132,8 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     try {
       secrets = await deps.secrets(doc.account_id);
     } catch (err) {
-      return { verdict: 'retry', statusCode: null, error: `cannot read the webhook secret: ${(err as Error).message}`, durationMs: 0 };
+      const error = `cannot read the webhook secret: ${(err as Error).message}`;
+      return { verdict: 'retry', statusCode: null, error, durationMs: 0 };
     }
     if (secrets.length === 0) {
       return { verdict: 'stop', statusCode: null, error: 'the account has no webhook secret (deleted?)', durationMs: 0 };
@@ -157,7 +158,12 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const nextState = (doc: DeliveryDoc, outcome: AttemptOutcome, manual: boolean) => {
     const now = clock.now();
     const scheduled = doc.scheduled_attempts + (manual ? 0 : 1);
-    const end = (status: 'succeeded' | 'failed') => ({ status, next_attempt_at: null, completed_at: now, scheduled_attempts: scheduled });
+    const end = (status: 'succeeded' | 'failed') => ({
+      status,
+      next_attempt_at: null,
+      completed_at: now,
+      scheduled_attempts: scheduled,
+    });
     if (outcome.verdict === 'success') return end('succeeded');
     if (outcome.verdict === 'stop') return end('failed');
     // A manual try of a finished delivery is a single try; of a pending one, the schedule goes on.

@@ -105,7 +105,16 @@ describe('egress policy', () => {
       { resolve: noDns, localAddresses: () => ['192.168.7.5', '127.0.0.1', '::1'] },
     );
     dev.denyLocalPort(8080);
-    for (const url of ['http://127.0.0.1:8080/admin/api/accounts', 'http://127.9.9.9:8080/', 'http://[::1]:8080/', 'http://localhost:8080/', 'http://0.0.0.0:8080/', 'http://192.168.7.5:8080/', 'http://[::ffff:127.0.0.1]:8080/']) {
+    const ownPort = [
+      'http://127.0.0.1:8080/admin/api/accounts',
+      'http://127.9.9.9:8080/',
+      'http://[::1]:8080/',
+      'http://localhost:8080/',
+      'http://0.0.0.0:8080/',
+      'http://192.168.7.5:8080/',
+      'http://[::ffff:127.0.0.1]:8080/',
+    ];
+    for (const url of ownPort) {
       expect(await denied(dev.checkUrl(url))).toMatch(/port 8080 belongs to this service/);
     }
     await expect(dev.checkUrl('http://127.0.0.1:8081/')).resolves.toBeTruthy();

@@ -182,7 +182,13 @@ describe('egress proxy', () => {
   it('vets an absolute-form upgrade request like any other and splices an allowed one', async () => {
     const upgrade = (url: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = http.request({ host: '127.0.0.1', port: proxy.port, path: url, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '13' }, timeout: 5000 });
+        const headers = {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          'sec-websocket-version': '13',
+        };
+        const req = http.request({ host: '127.0.0.1', port: proxy.port, path: url, headers, timeout: 5000 });
         req.on('upgrade', (res, socket) => {
           socket.destroy();
           resolve(res.statusCode ?? 0);
