@@ -228,6 +228,33 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           responses: { ...ok('The settings', schema('Settings')), ...ERRORS },
         },
       },
+      '/webhooks': {
+        get: {
+          operationId: 'listWebhookDeliveries',
+          summary: 'Webhook deliveries with their attempts, newest first',
+          parameters: [
+            { name: 'job_id', in: 'query', schema: { type: 'string' } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+          ],
+          responses: {
+            ...ok('The deliveries', {
+              type: 'object',
+              additionalProperties: false,
+              required: ['deliveries'],
+              properties: { deliveries: { type: 'array', items: schema('WebhookDelivery') } },
+            }),
+            ...ERRORS,
+          },
+        },
+      },
+      '/webhooks/{id}/redeliver': {
+        parameters: [idParam('Delivery id (also the webhook-id header)')],
+        post: {
+          operationId: 'redeliverWebhook',
+          summary: 'Send a delivery again now, with the same webhook-id',
+          responses: { ...ok('The delivery', schema('WebhookDelivery')), ...ERRORS_404 },
+        },
+      },
       '/openapi.json': {
         get: { operationId: 'getAdminOpenApiDocument', summary: 'This document', responses: { ...ok('The OpenAPI 3.1 document', { type: 'object' }), ...ERRORS } },
       },
@@ -327,6 +354,37 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         Settings: { type: 'object', additionalProperties: false, required: Object.keys(SETTINGS_FIELDS), properties: SETTINGS_FIELDS },
         SettingsUpdate: { type: 'object', additionalProperties: false, properties: SETTINGS_FIELDS },
         QueueStats: QUEUE_STATS,
+        WebhookDelivery: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'job_id', 'account_id', 'url', 'type', 'status', 'attempts', 'next_attempt_at', 'created_at', 'completed_at'],
+          properties: {
+            id: { type: 'string', description: 'Also the webhook-id header, the same on every attempt' },
+            job_id: { type: 'string' },
+            account_id: { type: 'string' },
+            url: { type: 'string' },
+            type: { type: 'string', enum: ['screenshot.completed', 'screenshot.failed'] },
+            status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+            attempts: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['at', 'status_code', 'error', 'duration_ms', 'manual'],
+                properties: {
+                  at: ISO_SECONDS,
+                  status_code: { type: ['integer', 'null'], description: "The receiver's status; null when none came" },
+                  error: { type: ['string', 'null'] },
+                  duration_ms: { type: 'integer', minimum: 0 },
+                  manual: { type: 'boolean', description: 'Asked for by the admin; does not use up the schedule' },
+                },
+              },
+            },
+            next_attempt_at: { oneOf: [ISO_SECONDS, { type: 'null' }] },
+            created_at: ISO_SECONDS,
+            completed_at: { oneOf: [ISO_SECONDS, { type: 'null' }] },
+          },
+        },
         Status: {
           type: 'object',
           additionalProperties: false,

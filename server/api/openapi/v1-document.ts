@@ -280,10 +280,10 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
         WebhookEvent: {
           type: 'object',
           additionalProperties: false,
-          required: ['type', 'data'],
+          required: ['type', 'timestamp', 'data'],
           properties: {
             type: { type: 'string', enum: ['screenshot.completed', 'screenshot.failed'] },
-            timestamp: { type: 'string', description: 'When the event was created, ISO 8601' },
+            timestamp: { type: 'string', format: 'date-time', description: 'When the job ended, ISO 8601 in UTC' },
             data: { oneOf: [ref('schemas', 'JobCompleted'), ref('schemas', 'JobFailed')], description: 'The job, without page_source' },
           },
         },

@@ -1,0 +1,228 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileRoutes } from '../../server/api/file-routes.js';
+import { v1OpenApiRoutes } from '../../server/api/openapi.js';
+import { v1Routes } from '../../server/api/v1-routes.js';
+import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+import { ContractChecker, observe, type Observed } from './openapi-checker.js';
+
+let server: TestServer;
+let fixtures: FixtureServer;
+let checker: ContractChecker;
+let key: string;
+const webhooks: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+let hookServer: http.Server;
+let hookUrl: string;
+
+beforeAll(async () => {
+  fixtures = await startFixtureServer();
+  // Polling several jobs at once passes 10 requests a second; the burst below still passes 40.
+  server = await startTestServer({ ratePerSecond: 40 });
+  ({ key } = await server.account());
+  hookServer = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      webhooks.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => hookServer.listen(0, '127.0.0.1', resolve));
+  hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`;
+  const doc = await (await fetch(`${server.url}/v1/openapi.json`)).json();
+  checker = new ContractChecker(doc, '/v1');
+});
+
+afterAll(async () => {
+  await server?.close();
+  await fixtures?.close();
+  hookServer?.closeAllConnections();
+  await new Promise((resolve) => hookServer?.close(resolve));
+});
+
+/** Calls the v1 API and returns the answer after checking it against the served document. */
+async function call(method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...(options.key ? { 'x-api-key': options.key } : {}), ...options.headers };
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const answer = await observe(server.url, method, `/v1${path}`, { headers, body });
+  expect(checker.check(answer)).toEqual([]);
+  return answer;
+}
+
+const small = () => `${fixtures.url}/small.html`;
+
+async function until(check: () => Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the served v1 document', () => {
+  it('is served without a key and names this server as its base', async () => {
+    const answer = await call('GET', '/openapi.json');
+    expect(answer.status).toBe(200);
+    expect(answer.json.openapi).toBe('3.1.0');
+    expect(answer.json.servers).toEqual([{ url: `${server.url}/v1` }]);
+  });
+
+  it('describes every route the v1 routers register, and nothing they do not', () => {
+    const deps = { ...server.srv.services, trustProxy: [] };
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps)]
+      .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
+      .flatMap((layer) =>
+        layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
+      );
+    expect(registered.sort()).toEqual(checker.operations().sort());
+  });
+});
+
+describe('v1 answers match the OpenAPI document', () => {
+  it('for a created job through pending, completed with and without its source, and its image', async () => {
+    await server.admin('POST', '/queue/pause');
+    let created: Observed & { json: any };
+    try {
+      created = await call('POST', '/screenshot', { key, body: { url: small(), callback_url: hookUrl } });
+      expect(created.status).toBe(201);
+      const pending = await call('GET', `/screenshot/${created.json.job_id}`, { key });
+      expect(pending.json.status).toBe('pending');
+    } finally {
+      await server.admin('POST', '/queue/resume');
+    }
+    await waitForJob(server, key, created.json.job_id);
+    const done = await call('GET', `/screenshot/${created.json.job_id}`, { key });
+    expect(done.json.status).toBe('completed');
+    const withSource = await call('GET', `/screenshot/${created.json.job_id}?include_source=1`, { key });
+    expect(withSource.json.page_source).toContain('Hello from the fixture');
+
+    const imagePath = new URL(done.json.screenshot_url).pathname.replace(/^\/v1/, '');
+    const image = await call('GET', imagePath);
+    expect(image.status).toBe(200);
+    const cached = await call('GET', imagePath, { headers: { 'if-none-match': image.headers.get('etag')! } });
+    expect(cached.status).toBe(304);
+  });
+
+  it('for several devices and another format', async () => {
+    const created = await call('POST', '/screenshot', { key, body: { url: small(), devices: ['all'], format: 'jpeg', quality: 60 } });
+    expect(created.status).toBe(201);
+    expect(created.json.jobs).toHaveLength(3);
+    for (const job of created.json.jobs) await waitForJob(server, key, job.job_id);
+    const image = await call('GET', new URL((await call('GET', `/screenshot/${created.json.jobs[1].job_id}`, { key })).json.screenshot_url).pathname.replace(/^\/v1/, ''));
+    expect(image.headers.get('content-type')).toBe('image/jpeg');
+  });
+
+  it('for a job seen while processing, when the capture is slow enough to be seen', async () => {
+    const created = await call('POST', '/screenshot', { key, body: { url: `${fixtures.url}/tall.html?h=12000`, full_page: true } });
+    let sawProcessing = false;
+    await until(async () => {
+      const answer = await call('GET', `/screenshot/${created.json.job_id}`, { key });
+      sawProcessing ||= answer.json.status === 'processing';
+      return answer.json.status === 'completed' || answer.json.status === 'failed';
+    }, 60_000);
+    expect(sawProcessing).toBe(true);
+  });
+
+  it('for a failed job', async () => {
+    const created = await call('POST', '/screenshot', { key, body: { url: 'http://127.0.0.1:1/refused' } });
+    const ended = await waitForJob(server, key, created.json.job_id);
+    expect(ended.status).toBe('failed');
+    const failed = await call('GET', `/screenshot/${created.json.job_id}`, { key });
+    expect(failed.json.error).toEqual(expect.any(String));
+  });
+
+  it('for the usage record', async () => {
+    const usage = await call('GET', '/usage', { key });
+    expect(usage.status).toBe(200);
+  });
+
+  it('for every error of the create endpoint', async () => {
+    const statuses: number[] = [];
+    const record = async (...args: Parameters<typeof call>) => statuses.push((await call(...args)).status);
+    await record('POST', '/screenshot', { key, body: { url: 'example.com' } });
+    await record('POST', '/screenshot', { key, body: { url: small(), fullpage: true } });
+    await record('POST', '/screenshot', { key, body: '{"url": ' });
+    await record('POST', '/screenshot', { key, body: 'url=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    await record('POST', '/screenshot', { key, body: { url: small(), pad: 'x'.repeat(70_000) } });
+    await record('POST', '/screenshot', { body: { url: small() } });
+    await record('POST', '/screenshot', { key: 'sa_not-a-key', body: { url: small() } });
+    expect(statuses).toEqual([400, 400, 400, 400, 413, 401, 401]);
+  });
+
+  it('for each 403: IP not allowed, e-mail not verified and access denied', async () => {
+    const outside = await server.account({}, { ip_whitelist: ['10.0.0.0/8'] });
+    const unverified = await server.account({ email_verified: false });
+    const basic = await server.account({ plan: 'basic' });
+    const titles: string[] = [];
+    for (const k of [outside.key, unverified.key, basic.key]) {
+      titles.push((await call('POST', '/screenshot', { key: k, body: { url: small() } })).json.error);
+      titles.push((await call('GET', '/usage', { key: k })).json.error);
+    }
+    expect(titles).toEqual(['IP not allowed', 'IP not allowed', 'Email not verified', 'Email not verified', 'Access denied', 'Access denied']);
+  });
+
+  it('for a 404 of an unknown job', async () => {
+    const missing = await call('GET', '/screenshot/job_000000000000000000000000', { key });
+    expect(missing.status).toBe(404);
+    const file = await call('GET', '/files/AAAAAAAAAAAAAAAAAAAAAAAA.png');
+    expect(file.status).toBe(404);
+  });
+
+  it('for the daily limit and the per-second limit', async () => {
+    const limited = await server.account({ daily_limit: 1 });
+    expect((await call('POST', '/screenshot', { key: limited.key, body: { url: small() } })).status).toBe(201);
+    const daily = await call('POST', '/screenshot', { key: limited.key, body: { url: small() } });
+    expect(daily.status).toBe(429);
+    expect(daily.headers.get('x-ratelimit-remaining')).toBe('0');
+
+    const burst = await server.account();
+    const answers = await Promise.all(Array.from({ length: 60 }, () => call('GET', '/usage', { key: burst.key })));
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0].headers.get('retry-after')).toBe(String(refused[0].json.retry_after));
+  });
+
+  it('for a full queue', async () => {
+    const { body: before } = await server.admin('GET', '/settings');
+    await server.admin('POST', '/queue/pause');
+    await server.admin('PUT', '/settings', { queue_limit: 1 });
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await call('POST', '/screenshot', { key, body: { url: small() } }));
+      expect(answers.map((a) => a.status)).toContain(503);
+    } finally {
+      await server.admin('PUT', '/settings', { queue_limit: before.queue_limit });
+      await server.admin('POST', '/queue/resume');
+    }
+  });
+
+  it('renders 405 and unknown routes in the documented error shape', async () => {
+    const wrongMethod = await observe(server.url, 'DELETE', '/v1/usage', { headers: { 'x-api-key': key } });
+    expect(wrongMethod.status).toBe(405);
+    expect(checker.checkSchema('Error', wrongMethod.json)).toEqual([]);
+    const unknown = await observe(server.url, 'GET', '/v1/nothing-here');
+    expect(unknown.status).toBe(404);
+    expect(checker.checkSchema('Error', unknown.json)).toEqual([]);
+  });
+
+  it('sends webhooks whose body matches the documented event', async () => {
+    await until(async () => webhooks.length > 0, 30_000);
+    const [hook] = webhooks;
+    expect(checker.checkSchema('WebhookEvent', JSON.parse(hook.body))).toEqual([]);
+    expect(hook.headers['webhook-signature']).toMatch(/^v1,/);
+    expect(hook.headers['webhook-id']).toBeTruthy();
+    expect(hook.headers['webhook-timestamp']).toMatch(/^\d+$/);
+  });
+
+  it('has exercised every documented operation and the main error statuses', () => {
+    expect(checker.unexercised()).toEqual([]);
+    const statuses = new Set([...checker.seen].map((s) => s.split(' ')[2]));
+    for (const status of ['200', '201', '304', '400', '401', '403', '404', '413', '429', '503']) expect(statuses).toContain(status);
+  });
+});
