@@ -12,7 +12,8 @@ const clock = { now: () => Date.now() + offset };
 
 beforeAll(async () => {
   fixtures = await startFixtureServer();
-  server = await startTestServer({}, { clock });
+  // These tests poll tightly; the per-second limit has its own tests.
+  server = await startTestServer({ ratePerSecond: 10_000 }, { clock });
   ({ key } = await server.account({ daily_limit: 10_000 }));
 });
 afterAll(async () => {
