@@ -1,7 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Pages that try to reach `?to=<origin>` in one way each; served from 127.0.0.1. */
+/**
+ * Pages that try to reach `?to=<origin>` in one way each, served from 127.0.0.1. Each page also
+ * loads `/hold?ms=<hold>` (default 300), an image answered that late, so the load event and the
+ * capture wait while the page makes its try.
+ */
 export interface HostilePages {
   origin: string;
   port: number;
@@ -10,13 +14,13 @@ export interface HostilePages {
   close(): Promise<void>;
 }
 
-const html = (body: string) =>
-  `<!doctype html><html><head><meta charset="utf-8"><title>hostile</title></head><body>${body}</body></html>`;
-
-const script = (code: string) => html(`<script>${code}</script>`);
-
 /** The page for each way of reaching the target; `to` is the target origin (http://host:port). */
-function pageFor(name: string, to: string): string | null {
+function pageFor(name: string, to: string, holdMs: number): string | null {
+  // A slow image keeps the load event, and so the capture, waiting while the page makes its try.
+  const hold = `<img src="/hold?ms=${holdMs}" width="1" height="1" alt="">`;
+  const html = (body: string) =>
+    `<!doctype html><html><head><meta charset="utf-8"><title>hostile</title></head><body>${body}${hold}</body></html>`;
+  const script = (code: string) => html(`<script>${code}</script>`);
   const ws = to.replace(/^http/, 'ws');
   const q = encodeURIComponent(to);
   switch (name) {
@@ -35,6 +39,7 @@ function pageFor(name: string, to: string): string | null {
     case '/worker':
       return script(`new Worker('/worker.js?to=${q}');`);
     case '/worker.js':
+      // A script, not a page: no hold image.
       return (
         `fetch(${JSON.stringify(`${to}/worker-fetch-target`)}, { mode: 'no-cors' }).catch(() => {});` +
         `new WebSocket(${JSON.stringify(`${ws}/worker-websocket-target`)});`
@@ -57,14 +62,24 @@ function pageFor(name: string, to: string): string | null {
 /** Starts the hostile pages on 127.0.0.1 (port 0 picks a free one). */
 export async function startHostilePages(port = 0): Promise<HostilePages> {
   const paths: string[] = [];
+  const holds = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://hostile');
     paths.push(url.pathname);
+    if (url.pathname === '/hold') {
+      const timer = setTimeout(() => {
+        holds.delete(timer);
+        res.writeHead(200, { 'content-type': 'image/gif', 'cache-control': 'no-store' });
+        res.end(Buffer.from('R0lGODlhAQABAAAAACwAAAAAAQABAAA=', 'base64'));
+      }, Number(url.searchParams.get('ms') ?? 0));
+      holds.add(timer);
+      return;
+    }
     if (url.pathname === '/redirect') {
       res.writeHead(302, { location: `${url.searchParams.get('to')}/redirect-target`, 'cache-control': 'no-store' });
       return res.end();
     }
-    const body = pageFor(url.pathname, url.searchParams.get('to') ?? '');
+    const body = pageFor(url.pathname, url.searchParams.get('to') ?? '', Number(url.searchParams.get('hold') ?? 300));
     const type = url.pathname.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8';
     res.writeHead(body === null ? 404 : 200, { 'content-type': type, 'cache-control': 'no-store' });
     res.end(body ?? 'not found');
@@ -79,6 +94,7 @@ export async function startHostilePages(port = 0): Promise<HostilePages> {
     port: actual,
     paths,
     close: async () => {
+      for (const timer of holds) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
