@@ -31,6 +31,8 @@ export function niceStep(rawStep: number): number {
 
 const WIDTH = 720;
 const LEFT = 40;
+// Room for the last tick label, centred under the last bar.
+const RIGHT = 24;
 const BOTTOM = 22;
 const TOP = 8;
 const LINES = 4;
@@ -41,7 +43,7 @@ export function StackedBarChart({ series, bars, description, height = 180 }: Sta
   const step = niceStep(Math.max(...totals, 0) / LINES);
   const top = step * LINES;
   const plotH = height - TOP - BOTTOM;
-  const slot = (WIDTH - LEFT) / Math.max(bars.length, 1);
+  const slot = (WIDTH - LEFT - RIGHT) / Math.max(bars.length, 1);
   const barW = Math.max(2, slot * 0.7);
   const y = (v: number) => TOP + plotH - (v / top) * plotH;
 
@@ -52,7 +54,7 @@ export function StackedBarChart({ series, bars, description, height = 180 }: Sta
           const v = step * i;
           return (
             <g key={i} class="chart-grid">
-              <line x1={LEFT} x2={WIDTH} y1={y(v)} y2={y(v)} />
+              <line x1={LEFT} x2={WIDTH - RIGHT} y1={y(v)} y2={y(v)} />
               <text x={LEFT - 6} y={y(v) + 4} text-anchor="end">
                 {v}
               </text>
@@ -83,7 +85,7 @@ export function StackedBarChart({ series, bars, description, height = 180 }: Sta
           );
         })}
       </svg>
-      {series.length > 1 && (
+      {series.length > 0 && (
         <figcaption>
           <ul class="legend">
             {series.map((s) => (

@@ -57,7 +57,8 @@ function JobDetails({ job }: { job: AdminJob }) {
           <dd>{job.email ?? 'deleted account'}</dd>
           <dt>Device</dt>
           <dd>
-            {job.device} ({job.preset}){job.full_page ? ', full page' : ''}
+            {job.device === job.preset ? job.device : `${job.device} (${job.preset})`}
+            {job.full_page ? ', full page' : ''}
             {job.googlebot ? ', Googlebot' : ''}, {job.format}
           </dd>
           <dt>Created</dt>

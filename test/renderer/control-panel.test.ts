@@ -1,0 +1,316 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.js';
+import { startServer, type RunningServer } from '../../server/server.js';
+import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
+const CHROMIUM = '/usr/lib/chromium/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-gpu',
+  '--disable-quic',
+];
+const ARTIFACTS = path.resolve('test-artifacts/panel');
+const BUILT_PANEL = path.resolve('dist/renderer/index.html');
+
+/** `npm test` builds the panel first; a lone run of this file builds it when it is missing. */
+function ensurePanelBuilt(): void {
+  if (fs.existsSync(BUILT_PANEL)) return;
+  execFileSync(process.execPath, [path.resolve('node_modules/vite/bin/vite.js'), 'build', '--config', 'renderer/vite.config.ts', '--logLevel', 'warn'], {
+    stdio: 'inherit',
+    timeout: 120_000,
+  });
+}
+
+/** A full-page picture of what the user sees, without the passing toasts. */
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({
+    path: path.join(ARTIFACTS, `${name}.png`),
+    fullPage: true,
+    animations: 'disabled',
+    style: '.toasts { display: none !important; }',
+  });
+}
+
+describe('control panel', () => {
+  let fixture: FixtureServer;
+  let dataDir: string;
+  let srv: RunningServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const email = 'ops@example.test';
+  let secretKey = '';
+  let jobId = '';
+
+  const adminApi = async (route: string) => {
+    const res = await fetch(`${srv.url}/admin/api${route}`, {
+      headers: { authorization: `Bearer ${srv.adminToken}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    return (await res.json()) as any;
+  };
+  const v1 = (method: string, route: string, body?: unknown) =>
+    fetch(`${srv.url}/v1${route}`, {
+      method,
+      headers: { 'x-api-key': secretKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(10_000),
+    });
+  const goTo = async (label: string, title: string) => {
+    await page.getByRole('navigation', { name: 'Control panel' }).getByRole('link', { name: label }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1, name: title }).isVisible()).toBe(true);
+  };
+
+  beforeAll(async () => {
+    ensurePanelBuilt();
+    await fsp.mkdir(ARTIFACTS, { recursive: true });
+    fixture = await startFixtureServer();
+    dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'sa-panel-'));
+    srv = await startServer(loadConfig({}, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'] }), { log: () => undefined });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.url });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+  }, 120_000);
+
+  afterAll(async () => {
+    // Each close on its own, so one failure does not leave the others running.
+    for (const close of [() => context?.close(), () => browser?.close(), () => srv?.close(), () => fixture?.close()]) {
+      try {
+        await close();
+      } catch {
+        // already gone
+      }
+    }
+    if (dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('takes the token out of the address and keeps the session in an HttpOnly SameSite=Strict cookie', async () => {
+    await page.goto(srv.adminUrl);
+    await expect.poll(() => page.getByRole('heading', { level: 1, name: 'Dashboard' }).isVisible()).toBe(true);
+    expect(page.url()).not.toContain(srv.adminToken);
+    expect(page.url()).toBe(`${srv.url}/admin/#/`);
+    // The history holds the blank start page and the panel, never the address with the token.
+    await page.goBack();
+    expect(page.url()).toBe('about:blank');
+    await page.goForward();
+    expect(page.url()).toBe(`${srv.url}/admin/#/`);
+    await expect.poll(() => page.getByRole('heading', { level: 1, name: 'Dashboard' }).isVisible()).toBe(true);
+    const cookies = await context.cookies(`${srv.url}/admin/`);
+    const session = cookies.find((c) => c.name === 'sa_admin');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    expect(session!.value).not.toBe(srv.adminToken);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+  });
+
+  it('refuses a state-changing request that carries the cookie but not the panel header', async () => {
+    const status = await page.evaluate(() => fetch('/admin/api/queue/pause', { method: 'POST', credentials: 'same-origin' }).then((r) => r.status));
+    expect(status).toBe(403);
+    expect((await adminApi('/status')).queue.paused).toBe(false);
+  });
+
+  it('asks for the token when the address carries none, and refuses a wrong one next to the field', async () => {
+    const other = await browser.newPage();
+    try {
+      await other.goto(`${srv.url}/admin/`);
+      const field = other.getByLabel('Admin token');
+      await field.fill('not-the-token');
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => other.getByRole('alert').textContent()).toContain('not right');
+      expect(await field.getAttribute('aria-invalid')).toBe('true');
+      await field.fill(srv.adminToken);
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => other.getByRole('heading', { level: 1, name: 'Dashboard' }).isVisible()).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('shows what to do on empty pages', async () => {
+    await goTo('Accounts', 'Accounts');
+    await expect.poll(() => page.getByRole('heading', { name: 'No accounts yet' }).isVisible()).toBe(true);
+    await goTo('Jobs', 'Jobs');
+    await expect.poll(() => page.getByRole('heading', { name: 'No jobs yet' }).isVisible()).toBe(true);
+    await shoot(page, 'jobs-empty');
+  });
+
+  it('creates a verified Super User account', async () => {
+    await goTo('Accounts', 'Accounts');
+    await page.getByRole('button', { name: 'New account' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New account' });
+    await dialog.getByLabel('E-mail', { exact: true }).fill('not an address');
+    await dialog.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(() => dialog.getByRole('alert').first().textContent()).toContain('Enter an e-mail address');
+
+    await dialog.getByLabel('E-mail', { exact: true }).fill(email);
+    await dialog.getByLabel('E-mail address verified').check();
+    await dialog.getByLabel('Plan').selectOption('super_user');
+    await dialog.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    await expect.poll(() => page.getByRole('rowheader', { name: email }).isVisible()).toBe(true);
+    expect(await page.getByRole('switch', { name: `E-mail verified for ${email}` }).isChecked()).toBe(true);
+
+    const { accounts } = await adminApi('/accounts');
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0]).toMatchObject({ email, email_verified: true, plan: 'super_user' });
+    await shoot(page, 'accounts');
+  });
+
+  it('creates a key and shows the secret exactly once', async () => {
+    await page.getByRole('link', { name: `API keys of ${email}` }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1, name: 'API keys' }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('heading', { name: 'No keys for this account yet' }).isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'New key' }).click();
+    const form = page.getByRole('dialog', { name: `New key for ${email}` });
+    await form.getByLabel('Name').fill('e2e client');
+    await form.getByRole('button', { name: 'Create key' }).click();
+
+    const shown = page.getByRole('dialog', { name: 'Your new API key' });
+    const keyField = shown.getByLabel('API key “e2e client”');
+    await expect.poll(() => keyField.inputValue()).toMatch(/\w{20,}/);
+    secretKey = await keyField.inputValue();
+    await shoot(page, 'key-created');
+
+    await shown.getByRole('button', { name: 'Copy', exact: true }).click();
+    await expect.poll(() => shown.getByRole('button', { name: 'Copied', exact: true }).isVisible()).toBe(true);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secretKey);
+
+    await shown.getByRole('button', { name: 'I have copied it' }).click();
+    await expect.poll(() => shown.isVisible()).toBe(false);
+    const [{ keys }] = [await adminApi(`/accounts/${(await adminApi('/accounts')).accounts[0].id}/keys`)];
+    expect(keys).toHaveLength(1);
+    expect(keys[0].key).toBeUndefined();
+    expect(secretKey.startsWith(keys[0].prefix)).toBe(true);
+    await expect.poll(() => page.getByRole('rowheader', { name: 'e2e client' }).isVisible()).toBe(true);
+    expect(await page.locator('.key-prefix').first().textContent()).toBe(`${keys[0].prefix}…`);
+    expect(await page.content()).not.toContain(secretKey);
+
+    await page.reload();
+    await expect.poll(() => page.getByRole('rowheader', { name: 'e2e client' }).isVisible()).toBe(true);
+    expect(await page.content()).not.toContain(secretKey);
+  });
+
+  it('refuses an invalid whitelist entry next to the field and saves a valid one', async () => {
+    await page.getByRole('button', { name: 'Edit key e2e client' }).click();
+    const dialog = page.getByRole('dialog', { name: /^Edit key/ });
+    const entry = dialog.getByLabel('Add an IP address or CIDR range');
+
+    await entry.fill('10.0.0.300');
+    await entry.press('Enter');
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('“10.0.0.300” is not an IPv4 or IPv6 address');
+    expect(await entry.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = await entry.getAttribute('aria-describedby');
+    expect(await dialog.locator(`[id="${describedBy}"]`).textContent()).toContain('10.0.0.300');
+    await shoot(page, 'whitelist-invalid');
+
+    await entry.fill('192.168.0.0/33');
+    await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('from 0 to 32');
+
+    await entry.fill('127.0.0.0/8');
+    await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+    await expect.poll(() => dialog.getByRole('button', { name: 'Remove 127.0.0.0/8' }).isVisible()).toBe(true);
+    expect(await dialog.getByRole('alert').count()).toBe(0);
+    expect(await dialog.getByRole('button', { name: 'Remove 10.0.0.300' }).count()).toBe(0);
+
+    // A valid address typed but not added yet is saved too, rather than silently dropped.
+    await entry.fill('::1');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    const keyId = (await adminApi(`/accounts/${(await adminApi('/accounts')).accounts[0].id}/keys`)).keys[0].id;
+    expect((await adminApi(`/keys/${keyId}`)).ip_whitelist).toEqual(['127.0.0.0/8', '::1']);
+    await expect.poll(() => page.getByRole('row', { name: /e2e client/ }).textContent()).toContain('127.0.0.0/8');
+    await shoot(page, 'keys');
+  });
+
+  it('shows a job submitted through the v1 API reaching completed, with its thumbnail', async () => {
+    await goTo('Jobs', 'Jobs');
+    const res = await v1('POST', '/screenshot', { url: `${fixture.url}/small.html` });
+    expect(res.status).toBe(201);
+    jobId = ((await res.json()) as { job_id: string }).job_id;
+
+    // No reload: the list polls by itself.
+    const row = page.locator(`tr[data-job-id="${jobId}"]`);
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 45_000, interval: 250 }).toBe('completed');
+    const thumb = row.locator('img.thumb');
+    await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 10_000 }).toBeGreaterThan(0);
+    const job = await adminApi(`/jobs/${jobId}`);
+    expect(await thumb.getAttribute('src')).toBe(job.screenshot_url);
+    expect(await row.textContent()).toContain(email);
+    await shoot(page, 'jobs');
+  });
+
+  it('opens a job to show the image link and the captured HTML as text, and closes on Escape', async () => {
+    const opener = page.locator(`tr[data-job-id="${jobId}"]`).getByRole('button', { name: `${fixture.url}/small.html` });
+    await opener.click();
+    const dialog = page.getByRole('dialog', { name: 'Job details' });
+    await expect.poll(() => dialog.getByRole('link', { name: 'Open image' }).getAttribute('href')).toContain('http');
+    await dialog.getByRole('button', { name: 'View HTML' }).click();
+    const source = dialog.getByLabel('Captured HTML source');
+    await expect.poll(() => source.textContent()).toContain('<h1 id="title">Hello from the fixture</h1>');
+    // Shown as text: the captured markup did not become elements of the panel.
+    expect(await page.locator('#title').count()).toBe(0);
+    await shoot(page, 'job-details');
+
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    expect(await opener.evaluate((el) => el === document.activeElement)).toBe(true);
+  });
+
+  it('shows a settings error next to its field and saves valid settings', async () => {
+    await goTo('Settings', 'Settings');
+    const concurrency = page.getByLabel('Captures at once');
+    await expect.poll(() => concurrency.inputValue()).toMatch(/^\d+$/);
+    await concurrency.fill('0');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(async () => page.locator(`[id="${await concurrency.getAttribute('aria-describedby')}"]`).textContent()).toContain('at least 1');
+    await concurrency.fill('2');
+    await page.getByLabel('Keep images for (days)').fill('14');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Settings saved');
+    expect((await adminApi('/settings')).retention_days).toBe(14);
+    await shoot(page, 'settings');
+  });
+
+  it('shows the queue, the captures and the usage per account on the dashboard', async () => {
+    await goTo('Dashboard', 'Dashboard');
+    const stats = page.getByRole('list', { name: 'Service status' });
+    const captures = stats.getByRole('listitem').filter({ hasText: 'Captures, 24 h' }).locator('.stat-value');
+    await expect.poll(() => captures.textContent()).toBe('1');
+    await expect.poll(() => page.getByRole('img', { name: /Calls per day over the last 30 days: 1 in all/ }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('img', { name: /Captures per hour over the last 24 hours: 1 in all/ }).isVisible()).toBe(true);
+    await shoot(page, 'dashboard');
+  });
+
+  it('revokes the key only after confirmation, and the API then answers 401', async () => {
+    await goTo('API keys', 'API keys');
+    await page.getByRole('button', { name: 'Revoke key e2e client' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await expect.poll(() => confirm.isVisible()).toBe(true);
+    await shoot(page, 'key-revoke-confirm');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => confirm.isVisible()).toBe(false);
+    expect((await v1('GET', '/usage')).status).toBe(200);
+
+    await page.getByRole('button', { name: 'Revoke key e2e client' }).click();
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(() => confirm.isVisible()).toBe(false);
+    await expect.poll(() => page.getByRole('row', { name: /e2e client/ }).textContent()).toContain('Revoked');
+
+    const res = await v1('POST', '/screenshot', { url: `${fixture.url}/small.html` });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: string }).error).toBe('Unauthorized');
+  });
+});
