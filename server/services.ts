@@ -8,6 +8,7 @@ import { ChromiumEngine } from './capture/chromium-engine.js';
 import { findChromium } from './capture/chromium-path.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { startEgressProxy, type EgressProxy } from './egress/proxy.js';
+import { toStatusResource } from './jobs/job-resource.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
@@ -17,6 +18,8 @@ import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { compactStores, openStores, type Stores } from './store/datastores.js';
 import { FileStore } from './store/file-store.js';
 import { systemClock, type Clock } from './time.js';
+import { adminWebhookRoutes } from './api/admin-webhooks.js';
+import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
 /** What an entry point may supply instead of the defaults. */
 export interface ServiceDeps {
@@ -26,6 +29,8 @@ export interface ServiceDeps {
   clock?: Clock;
   /** Name resolution for the egress guard (tests point names at loopback addresses). */
   resolve?: Resolver;
+  /** Webhook retry delays in ms (tests shorten them). @default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h */
+  webhookSchedule?: readonly number[];
 }
 
 /** The queue as the desktop shell's tray sees it. */
@@ -52,6 +57,7 @@ export interface Services {
   retention: Retention;
   engine: CaptureEngine;
   egress: EgressPolicy;
+  webhooks: WebhookService;
   /** The egress guard's forward proxy, through which every browser connection goes. */
   egressProxyUrl: string | undefined;
   adminToken: string;
@@ -104,6 +110,14 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const keys = new ApiKeyService(stores.keys, clock);
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
+    const webhooks = createWebhookService({
+      datastore: stores.webhooks,
+      policy: egress,
+      secrets: (accountId) => accounts.signingSecrets(accountId),
+      clock,
+      schedule: deps.webhookSchedule,
+      log,
+    });
     const jobs = new JobService({
       store: stores.jobs,
       files,
@@ -112,6 +126,12 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       clock,
       log,
       guard: egress,
+      onEnded: (job) => {
+        if (!job.callback_url) return;
+        const type = job.status === 'completed' ? 'screenshot.completed' : 'screenshot.failed';
+        const target = { job_id: job._id, account_id: job.account_id, callback_url: job.callback_url };
+        webhooks.notify(target, type, toStatusResource(job, job.base_url)).catch((err) => log(`webhook for ${job._id}: ${String(err)}`));
+      },
       pageSourceMaxBytes: config.pageSourceMaxBytes,
     });
     const retention = new Retention({ store: stores.jobs, files, settings, clock, log });
@@ -133,13 +153,15 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       retention,
       engine,
       egress,
+      webhooks,
       egressProxyUrl,
       adminToken,
-      adminExtraRoutes: [],
+      adminExtraRoutes: [(router) => adminWebhookRoutes(router, webhooks)],
       isReady: () => started && engine.isReady(),
       async start() {
         await engine.start();
         await jobs.recover();
+        await webhooks.start();
         retention.start();
         started = true;
       },
@@ -147,6 +169,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         started = false;
         retention.stop();
         await jobs.stop(graceMs);
+        await webhooks.stop();
         await engine.close().catch((err: unknown) => log(`closing the browser failed: ${String(err)}`));
         for (const cleanup of cleanups) await cleanup().catch(() => undefined);
         await compactStores(stores).catch((err) => log(`compacting the stores failed: ${String(err)}`));
