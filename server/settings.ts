@@ -43,7 +43,7 @@ function validatePatch(patch: Record<string, unknown>): Partial<Settings> {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new ValidationError('settings must be an object');
   const out: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(patch)) {
-    if (field in INTEGER_BOUNDS) {
+    if (Object.hasOwn(INTEGER_BOUNDS, field)) {
       const [min, max] = INTEGER_BOUNDS[field];
       if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
         throw new ValidationError(`${field} must be a whole number from ${min} to ${max}`);
