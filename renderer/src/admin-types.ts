@@ -114,6 +114,8 @@ export interface DeliveryAttempt {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  /** True for an attempt the admin asked for with "Redeliver". */
+  manual?: boolean;
 }
 
 export interface WebhookDelivery {

@@ -269,28 +269,78 @@ describe('control panel', () => {
     expect(await opener.evaluate((el) => el === document.activeElement)).toBe(true);
   });
 
-  it('shows a settings error next to its field and saves valid settings', async () => {
+  it('shows settings errors next to their fields, its own and the server’s, and saves valid settings', async () => {
     await goTo('Settings', 'Settings');
     const concurrency = page.getByLabel('Captures at once');
+    const retention = page.getByLabel('Keep images for (days)');
+    const save = page.getByRole('button', { name: 'Save settings' });
+    const errorOf = async (field: typeof concurrency) => page.locator(`[id="${await field.getAttribute('aria-describedby')}"]`).textContent();
     await expect.poll(() => concurrency.inputValue()).toMatch(/^\d+$/);
+
     await concurrency.fill('0');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await expect.poll(async () => page.locator(`[id="${await concurrency.getAttribute('aria-describedby')}"]`).textContent()).toContain('at least 1');
+    await save.click();
+    await expect.poll(() => errorOf(concurrency)).toContain('at least 1');
     await concurrency.fill('2');
-    await page.getByLabel('Keep images for (days)').fill('14');
-    await page.getByRole('button', { name: 'Save settings' }).click();
+
+    // Past the server's bound, which the page does not know: the server's 400 names the field.
+    await retention.fill('99999');
+    await save.click();
+    await expect.poll(() => errorOf(retention)).toContain('retention_days must be');
+    expect(await retention.getAttribute('aria-invalid')).toBe('true');
+
+    await retention.fill('14');
+    // Short, so the hanging page of the next test fails soon.
+    await page.getByLabel('Page load time-out (ms)').fill('6000');
+    await save.click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Settings saved');
-    expect((await adminApi('/settings')).retention_days).toBe(14);
+    expect(await adminApi('/settings')).toMatchObject({ retention_days: 14, navigation_timeout_ms: 6000, concurrency: 2 });
     await shoot(page, 'settings');
+  });
+
+  it('follows a running job live, shows why it failed, and redelivers its webhook', async () => {
+    await goTo('Jobs', 'Jobs');
+    const res = await v1('POST', '/screenshot', { url: `${fixture.url}/hang`, callback_url: `${fixture.url}/status/204` });
+    expect(res.status).toBe(201);
+    const hangId = ((await res.json()) as { job_id: string }).job_id;
+    const row = page.locator(`tr[data-job-id="${hangId}"]`);
+
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 10_000, interval: 100 }).toBe('processing');
+    expect(Number(await row.getByRole('progressbar').getAttribute('aria-valuenow'))).toBeGreaterThan(0);
+    await shoot(page, 'jobs-running');
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 30_000, interval: 250 }).toBe('failed');
+    const job = await adminApi(`/jobs/${hangId}`);
+    expect(job.error).toBeTruthy();
+    await expect.poll(() => row.textContent()).toContain(job.error);
+
+    await page.getByLabel('Status').selectOption('failed');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    expect(await row.count()).toBe(1);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
+
+    await row.getByRole('button', { name: `${fixture.url}/hang` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Job details' });
+    await expect.poll(() => dialog.getByRole('note').textContent()).toContain(job.error);
+    const deliveries = dialog.getByRole('region', { name: 'Webhook deliveries' });
+    await expect.poll(() => deliveries.locator('.badge').first().textContent(), { timeout: 20_000 }).toBe('succeeded');
+    expect(await deliveries.locator('tbody tr').count()).toBe(1);
+    await deliveries.getByRole('button', { name: 'Redeliver' }).click();
+    await expect.poll(() => deliveries.locator('tbody tr').count()).toBe(2);
+    expect(await deliveries.locator('tbody tr').nth(1).textContent()).toContain('HTTP 204');
+    expect(fixture.seen('/status/204')).toHaveLength(2);
+    await shoot(page, 'job-failed');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
   });
 
   it('shows the queue, the captures and the usage per account on the dashboard', async () => {
     await goTo('Dashboard', 'Dashboard');
     const stats = page.getByRole('list', { name: 'Service status' });
-    const captures = stats.getByRole('listitem').filter({ hasText: 'Captures, 24 h' }).locator('.stat-value');
-    await expect.poll(() => captures.textContent()).toBe('1');
-    await expect.poll(() => page.getByRole('img', { name: /Calls per day over the last 30 days: 1 in all/ }).isVisible()).toBe(true);
-    await expect.poll(() => page.getByRole('img', { name: /Captures per hour over the last 24 hours: 1 in all/ }).isVisible()).toBe(true);
+    const stat = (label: string) => stats.getByRole('listitem').filter({ hasText: label }).locator('.stat-value');
+    await expect.poll(() => stat('Captures, 24 h').textContent()).toBe('1');
+    await expect.poll(() => stat('Failures, 24 h').textContent()).toBe('1');
+    await expect.poll(() => page.getByRole('img', { name: /Calls per day over the last 30 days: 2 in all/ }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('img', { name: /Captures per hour over the last 24 hours: 2 in all/ }).isVisible()).toBe(true);
     await shoot(page, 'dashboard');
   });
 

@@ -9,6 +9,7 @@ import { formatAbsolute, formatDuration, formatRelative } from '../format-time.j
 import { useResource } from '../use-resource.js';
 
 const LIVE_POLL_MS = 1500;
+const WEBHOOK_POLL_MS = 3000;
 
 /** Everything about one job: the image, the captured HTML (as text), the error, webhook deliveries. */
 export function JobDetailsDialog({ jobId, initial, onClose }: { jobId: string; initial?: AdminJob; onClose: () => void }) {
@@ -132,6 +133,8 @@ function Webhooks({ job }: { job: AdminJob }) {
   const deliveries = useResource(
     (signal) => api<{ deliveries: WebhookDelivery[] }>(`/admin/api/webhooks${query({ job_id: job.job_id })}`, { signal }).then((r) => r.deliveries),
     [job.job_id, job.status],
+    // The notification goes out just after the job ends, and retries are scheduled: keep looking.
+    (l) => (l && (l.length === 0 || l.some((d) => d.status === 'pending')) ? WEBHOOK_POLL_MS : null),
   );
   const [busy, setBusy] = useState<string | null>(null);
   const redeliver = async (d: WebhookDelivery) => {
@@ -154,7 +157,11 @@ function Webhooks({ job }: { job: AdminJob }) {
         Sent to <span class="break">{job.callback_url}</span> when the job ends.
       </p>
       {deliveries.error && !list && <LoadError error={deliveries.error} onRetry={deliveries.reload} />}
-      {list && list.length === 0 && <p class="muted">Nothing sent yet: the webhook goes out when the job completes or fails.</p>}
+      {list && list.length === 0 && (
+        <p class="muted">
+          {job.status === 'pending' || job.status === 'processing' ? 'Nothing sent yet: the webhook goes out when the job completes or fails.' : 'Sending…'}
+        </p>
+      )}
       {list?.map((d) => (
         <div key={d.id} class="delivery">
           <div class="delivery-head">
@@ -181,7 +188,10 @@ function Webhooks({ job }: { job: AdminJob }) {
                 {d.attempts.map((a, i) => (
                   <tr key={i}>
                     <td>{formatAbsolute(a.at)}</td>
-                    <td>{a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? '—')}</td>
+                    <td>
+                      {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? '—')}
+                      {a.manual && <span class="muted"> (redelivered)</span>}
+                    </td>
                     <td class="num">{formatDuration(a.duration_ms)}</td>
                   </tr>
                 ))}

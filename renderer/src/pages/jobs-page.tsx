@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api-client.js';
-import type { Account, AdminJob, JobPage, JobStatus } from '../admin-types.js';
+import type { Account, AdminJob, JobPage, JobStatus, Status } from '../admin-types.js';
 import { EmptyState } from '../components/empty-state.js';
 import { SelectField } from '../components/fields.js';
 import { LoadError } from '../components/load-error.js';
@@ -14,7 +14,7 @@ import { PageHeader } from './page-header.js';
 
 /** How often the list is refreshed while a visible job is still moving, and otherwise. */
 const LIVE_POLL_MS = 1500;
-const IDLE_POLL_MS = 5000;
+const IDLE_POLL_MS = 3000;
 const PAGE_SIZE = 50;
 const MAX_PAGE = 200;
 
@@ -178,6 +178,8 @@ function Thumbnail({ job }: { job: AdminJob }) {
 }
 
 function NoJobs() {
+  const status = useResource((signal) => api<Status>('/admin/api/status', { signal }), []);
+  const base = status.data?.api_base_url ?? `${location.origin}/v1`;
   return (
     <EmptyState title="No jobs yet">
       <p>
@@ -185,7 +187,7 @@ function NoJobs() {
       </p>
       <pre class="code-block">
         {`curl -X POST -H "X-API-Key: $KEY" -H "Content-Type: application/json" \\
-  -d '{"url": "https://example.com"}' ${location.origin}/v1/screenshot`}
+  -d '{"url": "https://example.com"}' ${base}/screenshot`}
       </pre>
     </EmptyState>
   );
