@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { app, dialog } from 'electron';
+import { withDeadline } from '../server/capture/deadline.js';
 import { loadConfig, type Config } from '../server/config.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { AppLog } from './app-log.js';
-import { withDeadline } from './deadline.js';
 import { ElectronEngine } from './electron-engine.js';
 import { PRODUCT_NAME } from './tray-state.js';
 

@@ -1,36 +1,46 @@
 import { once } from 'node:events';
 import { app } from 'electron';
 import {
+  captureTimedOut,
+  egressBlocked,
+  loadFailed,
+  loadTimedOut,
+} from '../server/capture/capture-failures.js';
+import { withDeadline } from '../server/capture/deadline.js';
+import {
   CaptureError,
   type CaptureEngine,
   type CaptureRequest,
   type CaptureResult,
 } from '../server/capture/engine.js';
+import { TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
+import { DEFAULT_QUALITY } from '../server/capture/image-encoder.js';
 import { userAgentFor } from '../server/capture/presets.js';
-import { seconds, sleep, withDeadline } from './deadline.js';
 import { emulateDevice } from './device-emulation.js';
-import { DEFAULT_QUALITY } from './image-encoding.js';
 import { openJobWindow, type JobWindow } from './job-window.js';
-import { captureFullPage, captureViewport, readPageSource } from './page-capture.js';
+import { captureFullPage, captureViewport, readPageSource, scrollThroughPage, type Shot } from './page-capture.js';
 
 export interface ElectronEngineOptions {
   /**
    * The egress guard's forward proxy ("http://127.0.0.1:PORT"). Every job session sends all
-   * its traffic, loopback included, through it. Unset: direct connections, which only the
-   * conformance runner uses.
+   * its traffic, loopback included, through it. @default none: direct connections, which only
+   * the conformance runner uses
    */
   proxyServer?: string;
 }
 
-/** The network counts as idle after this long without an open request (as Playwright's networkidle). */
-const NETWORK_QUIET_MS = 500;
-/** Longest wait for network idle after the load event; a page that polls forever gets this much. */
-const NETWORK_IDLE_MAX_MS = 5_000;
+// The same bounds as the Chromium engine, so both treat a page alike.
+/** The bounded wait for network idle after `load` and after scrolling. */
+const NETWORK_IDLE_MAX_MS = 1_500;
+/** Scrolling for lazy content stops after this long (and after a third of the capture time). */
+const SCROLL_MAX_MS = 5_000;
 
 /**
  * Captures with hidden BrowserWindows in the Electron main process: one window per job, each
  * in its own in-memory session partition behind the egress guard (see job-window.ts). The
- * viewport comes from capturePage, full pages from the debugger's captureBeyondViewport.
+ * viewport comes from `capturePage`, full pages from the debugger's `captureBeyondViewport`.
+ * Failures read as the Chromium engine's (server/capture/capture-failures.ts); a crashed or
+ * hung renderer fails its job only, since the "browser" here is the app itself.
  *
  * The host app must keep running when the last window closes (listen to
  * `window-all-closed`), or it quits after the first capture.
@@ -64,13 +74,13 @@ export class ElectronEngine implements CaptureEngine {
 
   async capture(request: CaptureRequest): Promise<CaptureResult> {
     if (!this.started) throw new CaptureError('The Electron capture engine is not started');
-    const { preset, signal } = request;
-    if (signal?.aborted) throw abortReason(signal);
+    const { url, preset, signal } = request;
+    signal?.throwIfAborted();
     const viewport = request.viewport ?? { width: preset.width, height: preset.height };
     const userAgent = userAgentFor(preset, request.googlebot, this.chromiumVersion());
-    const job = await openJobWindow({ viewport, userAgent, proxyServer: this.options.proxyServer });
+    const job = await openJobWindow({ url, viewport, userAgent, proxyServer: this.options.proxyServer });
     this.active.add(job);
-    const onAbort = () => job.interrupt(abortReason(signal!));
+    const onAbort = () => job.interrupt(signal?.reason ?? new Error('The capture was aborted'));
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     let finished = false;
@@ -79,30 +89,23 @@ export class ElectronEngine implements CaptureEngine {
       const step = <T>(work: Promise<T>) => Promise.race([work, job.interrupted]);
       await step(emulateDevice(job.contents, preset, viewport));
       await step(this.load(job, request, userAgent));
-      request.onProgress?.(40);
+      report(request, 40);
 
-      const shotOptions = { preset, viewport, format: request.format, quality: request.quality ?? DEFAULT_QUALITY };
-      const { shot, html } = await step(
-        withDeadline(
-          (async () => {
-            const shot = request.fullPage
-              ? await captureFullPage(job, shotOptions, request.maxHeight)
-              : await captureViewport(job, shotOptions);
-            request.onProgress?.(70);
-            return { shot, html: await readPageSource(job.contents, request.maxSourceBytes) };
-          })(),
-          request.captureTimeoutMs,
-          () => new CaptureError(`Timed out after ${seconds(request.captureTimeoutMs)} s capturing ${request.url}`),
-        ),
+      const { captureTimeoutMs } = request;
+      const { shot, html } = await withDeadline(step(this.shoot(job, request, viewport)), captureTimeoutMs, () =>
+        captureTimedOut(url, captureTimeoutMs),
       );
+      const denied = job.pageDenial();
+      if (denied) throw egressBlocked(denied);
+      report(request, 70);
       finished = true;
       return {
-        image: shot.image,
+        image: shot.image.data,
         format: request.format,
-        width: shot.width,
-        height: shot.height,
+        width: shot.image.width,
+        height: shot.image.height,
         truncated: shot.truncated,
-        html,
+        html: Buffer.byteLength(html, 'utf8') <= request.maxSourceBytes ? html : null,
         userAgent,
         blockedRequests: job.blockedRequests(),
       };
@@ -113,50 +116,76 @@ export class ElectronEngine implements CaptureEngine {
     }
   }
 
-  /** The load event within the navigation time-out, then a bounded wait for network idle. */
+  /**
+   * Navigates within the navigation time-out. DOMContentLoaded is the bar for failing, as in
+   * the Chromium engine: a page whose document arrived but whose `load` never fires (one
+   * stalled image) is captured as it is when the time is up. Then a bounded network-idle wait.
+   */
   private async load(job: JobWindow, request: CaptureRequest, userAgent: string): Promise<void> {
     const { url, navigationTimeoutMs } = request;
-    const deadline = Date.now() + navigationTimeoutMs;
-    await withDeadline(
-      navigate(job, url, userAgent),
-      navigationTimeoutMs,
-      () => new CaptureError(`Timed out after ${seconds(navigationTimeoutMs)} s loading ${url}`),
-    );
-    const denial = job.pageDenial();
-    if (denial) throw new CaptureError(`blocked by egress policy: ${denial}`);
-    await waitForNetworkIdle(job, Math.min(deadline - Date.now(), NETWORK_IDLE_MAX_MS));
+    const timedOut = loadTimedOut(url, navigationTimeoutMs);
+    try {
+      await withDeadline(navigate(job, url, userAgent), navigationTimeoutMs, () => timedOut);
+    } catch (err) {
+      const denied = job.pageDenial();
+      if (denied) throw egressBlocked(denied);
+      if (err !== timedOut || !job.documentReady()) throw err;
+    }
+    await job.networkIdle(NETWORK_IDLE_MAX_MS);
+    const denied = job.pageDenial();
+    if (denied) throw egressBlocked(denied);
+  }
+
+  /** Scrolls (full page), screenshots and serialises the page. */
+  private async shoot(
+    job: JobWindow,
+    request: CaptureRequest,
+    viewport: { width: number; height: number },
+  ): Promise<{ shot: Shot; html: string }> {
+    const options = {
+      preset: request.preset,
+      viewport,
+      format: request.format,
+      quality: request.quality ?? DEFAULT_QUALITY,
+    };
+    let shot: Shot;
+    if (request.fullPage) {
+      await scrollThroughPage(job.contents, {
+        maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3),
+        maxHeight: request.maxHeight,
+      });
+      await job.networkIdle(NETWORK_IDLE_MAX_MS);
+      shot = await captureFullPage(job, options, request.maxHeight);
+    } else {
+      shot = await captureViewport(job, options);
+    }
+    return { shot, html: await readPageSource(job.contents) };
   }
 }
 
+/** Loads `url`; resolves at the load event. Failures become CaptureErrors with the network error. */
 async function navigate(job: JobWindow, url: string, userAgent: string): Promise<void> {
   const { contents } = job;
   try {
     await contents.loadURL(url, { userAgent });
   } catch (err) {
-    const denial = job.pageDenial();
-    if (denial) throw new CaptureError(`blocked by egress policy: ${denial}`);
     const code = (err as { code?: string }).code;
+    if (code === 'ERR_TUNNEL_CONNECTION_FAILED') throw egressBlocked(TUNNEL_REFUSED_REASON);
+    if (job.downloadStarted()) throw loadFailed(url, 'the address starts a file download');
     // The first navigation was replaced before it committed (a redirect in a script or a
     // meta refresh); the page is whatever replaced it, so wait for that to finish loading.
     if (code === 'ERR_ABORTED' && !contents.isDestroyed() && contents.isLoading()) {
       await once(contents, 'did-stop-loading');
       return;
     }
-    throw new CaptureError(`Could not load ${url}: ${code ?? (err as Error).message}`);
+    throw loadFailed(url, code ? `net::${code}` : String((err as Error)?.message ?? err).slice(0, 300));
   }
 }
 
-/** Resolves once no request has been open for NETWORK_QUIET_MS, or after `budgetMs` anyway. */
-async function waitForNetworkIdle(job: JobWindow, budgetMs: number): Promise<void> {
-  const giveUpAt = Date.now() + Math.max(0, budgetMs);
-  let quietSince = Date.now();
-  while (Date.now() < giveUpAt) {
-    if (job.inFlight() > 0) quietSince = Date.now();
-    else if (Date.now() - quietSince >= NETWORK_QUIET_MS) return;
-    await sleep(50);
+function report(request: CaptureRequest, progress: number): void {
+  try {
+    request.onProgress?.(progress);
+  } catch {
+    // A progress listener's failure is not the capture's.
   }
-}
-
-function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new CaptureError('The capture was cancelled');
 }

@@ -1,15 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { BrowserWindow, session, type Session, type WebContents } from 'electron';
+import { pageCrashed } from '../server/capture/capture-failures.js';
+import { withDeadline } from '../server/capture/deadline.js';
 import { CaptureError } from '../server/capture/engine.js';
-import { withDeadline } from './deadline.js';
+import {
+  TUNNEL_REFUSED_ERROR,
+  TUNNEL_REFUSED_REASON,
+  egressDenial,
+} from '../server/capture/egress-markers.js';
 
-/** The header the egress proxy puts on the responses it refuses (see server/egress/proxy.ts). */
-const DENIED_HEADER = 'x-egress-denied';
-/** How Chromium reports a CONNECT the proxy refused. */
-const TUNNEL_REFUSED = 'net::ERR_TUNNEL_CONNECTION_FAILED';
+/** A network with no request in flight for this long counts as idle. */
+const QUIET_MS = 100;
+const POLL_MS = 20;
 const CLEANUP_TIMEOUT_MS = 5_000;
 
 export interface JobWindowOptions {
+  url: string;
   /** Window content size in CSS pixels (the preset's viewport). */
   viewport: { width: number; height: number };
   userAgent: string;
@@ -22,12 +28,19 @@ export interface JobWindow {
   readonly window: BrowserWindow;
   readonly contents: WebContents;
   readonly session: Session;
-  /** Requests the egress proxy refused so far. */
+  /** Sub-requests the egress proxy refused so far. */
   blockedRequests(): number;
-  /** The proxy's reason when it refused the page itself (the top-level document). */
-  pageDenial(): string | undefined;
-  /** Requests sent and not yet answered, for the network-idle wait. */
-  inFlight(): number;
+  /** The proxy's reason when it refused the document shown in the main frame, else null. */
+  pageDenial(): string | null;
+  /** Whether the main frame's current document has fired DOMContentLoaded. */
+  documentReady(): boolean;
+  /** Whether the page tried to start a download (which is cancelled). */
+  downloadStarted(): boolean;
+  /**
+   * Resolves once no request has been in flight for a moment, or after `maxMs` whatever
+   * happens (pages that poll or stream never go idle, and that is no reason to fail).
+   */
+  networkIdle(maxMs: number): Promise<void>;
   /**
    * Never resolves; rejects when the renderer crashes or hangs, the window goes away, or
    * `interrupt` is called. Race every step of the capture against it.
@@ -65,28 +78,42 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
   ses.setDevicePermissionHandler(() => false);
-  // Preventing the event cancels the download.
-  ses.on('will-download', (event) => event.preventDefault());
+  let downloadStarted = false;
+  ses.on('will-download', (event) => {
+    // Preventing the event cancels the download.
+    event.preventDefault();
+    downloadStarted = true;
+  });
 
   let blocked = 0;
-  let pageDenial: string | undefined;
+  let pageDenial: string | null = null;
   const pending = new Set<number>();
-  ses.webRequest.onSendHeaders((details) => pending.add(details.id));
+  let lastActivity = Date.now();
+  const settled = (id: number) => {
+    pending.delete(id);
+    lastActivity = Date.now();
+  };
+  ses.webRequest.onSendHeaders((details) => {
+    pending.add(details.id);
+    lastActivity = Date.now();
+  });
   ses.webRequest.onHeadersReceived((details, callback) => {
-    const reason = headerValue(details.responseHeaders, DENIED_HEADER);
-    if (reason !== undefined) {
+    const reason = egressDenial(lowerCaseHeaders(details.responseHeaders));
+    if (details.resourceType === 'mainFrame') {
+      // The document finally shown decides: a refused hop that redirected on does not count.
+      if (reason !== null) pageDenial = reason;
+      else if (details.statusCode < 300 || details.statusCode >= 400) pageDenial = null;
+    } else if (reason !== null) {
       blocked++;
-      if (details.resourceType === 'mainFrame') pageDenial = reason || 'the address is not allowed';
     }
     callback({});
   });
-  ses.webRequest.onCompleted((details) => pending.delete(details.id));
+  ses.webRequest.onCompleted((details) => settled(details.id));
   ses.webRequest.onErrorOccurred((details) => {
-    pending.delete(details.id);
-    if (details.error === TUNNEL_REFUSED) {
-      blocked++;
-      if (details.resourceType === 'mainFrame') pageDenial ??= 'the proxy refused the connection';
-    }
+    settled(details.id);
+    if (details.error !== TUNNEL_REFUSED_ERROR) return;
+    if (details.resourceType === 'mainFrame') pageDenial = TUNNEL_REFUSED_REASON;
+    else blocked++;
   });
 
   const { width, height } = options.viewport;
@@ -122,8 +149,16 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   contents.setUserAgent(options.userAgent);
   contents.setWindowOpenHandler(() => ({ action: 'deny' }));
   contents.setWebRTCIPHandlingPolicy('disable_non_proxied_udp');
-  contents.on('will-attach-webview', (event) => event.preventDefault());
   contents.setAudioMuted(true);
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+
+  let domReady = false;
+  contents.on('did-navigate', () => {
+    domReady = false;
+  });
+  contents.on('dom-ready', () => {
+    domReady = true;
+  });
 
   let disposed = false;
   let reject!: (err: Error) => void;
@@ -135,13 +170,11 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   const interrupt = (err: Error) => {
     if (!disposed) reject(err);
   };
-  contents.on('render-process-gone', (_event, details) =>
-    interrupt(new CaptureError(`The page's renderer process ended while capturing (${details.reason})`)),
-  );
-  contents.on('unresponsive', () => interrupt(new CaptureError('The page stopped responding')));
+  contents.on('render-process-gone', () => interrupt(pageCrashed(options.url)));
+  contents.on('unresponsive', () => interrupt(new CaptureError(`The page stopped responding while capturing ${options.url}`)));
   window.on('closed', () => interrupt(new CaptureError('The capture window was closed')));
 
-  // The debugger drives the full-page capture and touch emulation; attached before the first
+  // The debugger drives the device emulation and the screenshots; attached before the first
   // navigation, it follows the page through every renderer swap.
   contents.debugger.attach('1.3');
 
@@ -151,7 +184,15 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     session: ses,
     blockedRequests: () => blocked,
     pageDenial: () => pageDenial,
-    inFlight: () => pending.size,
+    documentReady: () => domReady,
+    downloadStarted: () => downloadStarted,
+    async networkIdle(maxMs) {
+      const deadline = Date.now() + maxMs;
+      while (Date.now() < deadline && !disposed) {
+        if (pending.size === 0 && Date.now() - lastActivity >= QUIET_MS) return;
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+    },
     interrupted,
     interrupt,
     async dispose({ killRenderer = false } = {}) {
@@ -193,10 +234,9 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   };
 }
 
-function headerValue(headers: Record<string, string[]> | undefined, name: string): string | undefined {
-  if (!headers) return undefined;
-  for (const [key, values] of Object.entries(headers)) {
-    if (key.toLowerCase() === name) return values.join(', ');
-  }
-  return undefined;
+/** Electron gives header names as sent and values as lists; egressDenial wants lower-case names. */
+function lowerCaseHeaders(headers: Record<string, string[]> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, values] of Object.entries(headers ?? {})) out[name.toLowerCase()] = values.join(', ');
+  return out;
 }

@@ -1,153 +1,204 @@
 import { screen, type WebContents } from 'electron';
 import type { ImageFormat } from '../server/capture/engine.js';
+import { encodeScreenshot, type EncodedImage } from '../server/capture/image-encoder.js';
+import type { PageGeometry } from '../server/capture/page-scripts.js';
 import type { Preset } from '../server/capture/presets.js';
-import type { Viewport } from './device-emulation.js';
-import { encodedSize, encodeNativeImage } from './image-encoding.js';
 import type { JobWindow } from './job-window.js';
-
-export interface Shot {
-  image: Buffer;
-  /** Device pixels. */
-  width: number;
-  height: number;
-  truncated: boolean;
-}
 
 export interface ShotOptions {
   preset: Preset;
-  viewport: Viewport;
+  viewport: { width: number; height: number };
   format: ImageFormat;
   quality: number;
 }
+
+export interface Shot {
+  image: EncodedImage;
+  truncated: boolean;
+}
+
+/** CDP's Page.Viewport: a rectangle in CSS pixels of the page and the scale applied to it. */
+export interface Clip {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  scale: number;
+}
+
+/** Encoders' largest side in pixels: libwebp stops at 16383, JPEG at 65535. */
+const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535, webp: 16_383 };
 
 // Our scripts run in their own JavaScript world: the page shares the DOM with them but cannot
 // replace the functions they call (scrollTo, XMLSerializer, setTimeout).
 const CAPTURE_WORLD_ID = 1001;
 
-// Lazy content and the raw capture both need a painted frame; a hidden window may not run
-// animation frames, so the timer is the fallback.
-const NEXT_FRAME = 'new Promise((resolve) => { requestAnimationFrame(() => resolve()); setTimeout(resolve, 100); })';
-
-/** Scrolling steps at most; with the viewport as the step this covers any height cap. */
-const MAX_SCROLL_STEPS = 400;
+// One rendered frame. A hidden window may not run animation frames, so a timer stands in.
+const NEXT_FRAME = 'new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); })';
 
 function inCaptureWorld<T>(contents: WebContents, code: string): Promise<T> {
   return contents.executeJavaScriptInIsolatedWorld(CAPTURE_WORLD_ID, [{ code }]) as Promise<T>;
 }
 
-/** Waits for web fonts and one frame, which the raw screenshot command needs right after load. */
-export async function settle(contents: WebContents): Promise<void> {
-  await inCaptureWorld(contents, `(async () => { await document.fonts.ready; await ${NEXT_FRAME}; })()`);
-}
-
 /**
- * Scrolls down one viewport at a time to the bottom (or the height cap) so lazy images and
- * infinite lists load, then back to the top. The bottom is re-read every step because
- * content that appears while scrolling makes the page taller.
+ * Scrolls down one screen at a time to the bottom (or `maxHeight`) so scroll handlers and
+ * IntersectionObserver load lazy content, gives content that grows at the bottom two frames,
+ * stops after `maxMs` wherever it is, and returns to the top (as the Chromium engine does).
  */
-export async function scrollForLazyContent(contents: WebContents, maxHeight: number): Promise<void> {
+export async function scrollThroughPage(contents: WebContents, options: { maxMs: number; maxHeight: number }): Promise<void> {
   await inCaptureWorld(
     contents,
     `(async () => {
-      const root = document.scrollingElement || document.documentElement;
-      if (!root) return;
+      const deadline = performance.now() + ${Number(options.maxMs)};
+      const frame = () => ${NEXT_FRAME};
+      const bottom = () => {
+        const root = document.documentElement;
+        const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
+        return Math.max(0, Math.min(height, ${Number(options.maxHeight)}) - window.innerHeight);
+      };
       let y = 0;
-      for (let step = 0; step < ${MAX_SCROLL_STEPS}; step++) {
-        const bottom = Math.min(root.scrollHeight, ${maxHeight}) - innerHeight;
-        if (y >= bottom) break;
-        y = Math.min(y + innerHeight, bottom);
-        scrollTo(0, y);
-        await ${NEXT_FRAME};
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      while (performance.now() < deadline) {
+        if (y >= bottom()) {
+          await frame();
+          await frame();
+          if (y >= bottom()) break;
+        }
+        y = Math.min(y + window.innerHeight, bottom());
+        window.scrollTo({ top: y, left: 0, behavior: 'instant' });
+        await frame();
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      scrollTo(0, 0);
-      await ${NEXT_FRAME};
+      window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+      await frame();
     })()`,
   );
 }
 
 /**
+ * Waits for web fonts and one frame (the raw screenshot command right after load sometimes
+ * fails without), then measures the visual viewport and the document.
+ */
+export function measurePage(contents: WebContents): Promise<PageGeometry> {
+  return inCaptureWorld<PageGeometry>(
+    contents,
+    `(async () => {
+      await document.fonts.ready;
+      await ${NEXT_FRAME};
+      const root = document.documentElement;
+      const body = document.body;
+      const vv = window.visualViewport;
+      return {
+        viewportX: vv ? vv.pageLeft : window.scrollX,
+        viewportY: vv ? vv.pageTop : window.scrollY,
+        viewportWidth: vv ? vv.width : window.innerWidth,
+        viewportHeight: vv ? vv.height : window.innerHeight,
+        scale: vv ? vv.scale : 1,
+        fullHeight: Math.max(
+          root ? root.scrollHeight : 0, root ? root.offsetHeight : 0, root ? root.clientHeight : 0,
+          body ? body.scrollHeight : 0, body ? body.offsetHeight : 0, body ? body.clientHeight : 0,
+        ),
+      };
+    })()`,
+  );
+}
+
+/**
+ * The area to capture in CSS pixels of the page, and whether a full page was cut. The
+ * debugger's own device emulation multiplies by the device pixel ratio, so the clip's scale
+ * is only the pinch zoom of a zoomed-out mobile page (no viewport meta tag), which keeps the
+ * image at the viewport's width. The height cap also keeps within what the encoder can write.
+ */
+export function clipFor(
+  geometry: PageGeometry,
+  request: { fullPage: boolean; maxHeight: number; format: ImageFormat },
+  dpr: number,
+): { clip: Clip; truncated: boolean } {
+  const zoom = geometry.scale > 0 ? geometry.scale : 1;
+  if (!request.fullPage) {
+    return {
+      clip: {
+        x: geometry.viewportX,
+        y: geometry.viewportY,
+        width: geometry.viewportWidth,
+        height: geometry.viewportHeight,
+        scale: zoom,
+      },
+      truncated: false,
+    };
+  }
+  // Heights below are in CSS pixels of the viewport, the unit of `maxHeight`.
+  const maxHeight = Math.max(1, Math.min(request.maxHeight, Math.floor(MAX_IMAGE_SIDE[request.format] / dpr)));
+  const fullHeight = geometry.fullHeight * zoom;
+  const height = Math.min(fullHeight, maxHeight);
+  return {
+    clip: { x: 0, y: 0, width: geometry.viewportWidth, height: height / zoom, scale: zoom },
+    truncated: fullHeight > maxHeight,
+  };
+}
+
+/**
  * The visible viewport. `capturePage` copies the window's surface at the display's scale
- * factor, so it gives the preset's device pixels only when the two agree (a 1× desktop
- * preset on a 1× display); otherwise, or when the window was clamped to the screen, the
- * debugger renders the viewport at the preset's scale.
+ * factor, so it gives the preset's device pixels only when the two agree (a 1× desktop preset
+ * on a 1× display) and the page is not zoomed; otherwise, or when the window was clamped to
+ * the screen, the debugger renders the viewport at the preset's scale.
  */
 export async function captureViewport(job: JobWindow, options: ShotOptions): Promise<Shot> {
   const { preset, viewport } = options;
-  const expected = { width: viewport.width * preset.deviceScaleFactor, height: viewport.height * preset.deviceScaleFactor };
+  const geometry = await measurePage(job.contents);
   const displayScale = screen.getDisplayMatching(job.window.getBounds()).scaleFactor;
-  if (displayScale === preset.deviceScaleFactor) {
-    await settle(job.contents);
+  if (displayScale === preset.deviceScaleFactor && geometry.scale === 1) {
     const native = await job.contents.capturePage();
     if (!native.isEmpty()) {
-      const image = await encodeNativeImage(native, options.format, options.quality);
-      const size = await encodedSize(image);
-      if (size.width === expected.width && size.height === expected.height) return { image, ...size, truncated: false };
+      const image = await encodeScreenshot(native.toPNG(), options.format, options.quality);
+      const expected = { width: viewport.width * preset.deviceScaleFactor, height: viewport.height * preset.deviceScaleFactor };
+      if (image.width === expected.width && image.height === expected.height) return { image, truncated: false };
     }
   }
-  return debuggerCapture(job.contents, options, null);
+  const { clip } = clipFor(geometry, { fullPage: false, maxHeight: viewport.height, format: options.format }, preset.deviceScaleFactor);
+  return { image: await debuggerCapture(job, clip, false, options), truncated: false };
 }
 
 /**
- * The whole page, beyond the window, up to `maxHeight` CSS pixels (`truncated` when cut).
- * Scrolls first so lazy content is there, then measures and captures in one debugger call.
+ * The whole page, beyond the window, up to `maxHeight` CSS pixels (`truncated` when cut), in
+ * one debugger call with `captureBeyondViewport`. Scroll first (scrollThroughPage) for lazy content.
  */
 export async function captureFullPage(job: JobWindow, options: ShotOptions, maxHeight: number): Promise<Shot> {
-  await scrollForLazyContent(job.contents, maxHeight);
-  const metrics = (await job.contents.debugger.sendCommand('Page.getLayoutMetrics')) as LayoutMetrics;
-  const contentHeight = Math.ceil((metrics.cssContentSize ?? metrics.contentSize).height);
-  const height = Math.min(Math.max(contentHeight, options.viewport.height), maxHeight);
-  const shot = await debuggerCapture(job.contents, options, height);
-  return { ...shot, truncated: contentHeight > maxHeight };
-}
-
-interface LayoutMetrics {
-  contentSize: { width: number; height: number };
-  cssContentSize?: { width: number; height: number };
+  const geometry = await measurePage(job.contents);
+  const { clip, truncated } = clipFor(
+    geometry,
+    { fullPage: true, maxHeight, format: options.format },
+    options.preset.deviceScaleFactor,
+  );
+  return { image: await debuggerCapture(job, clip, true, options), truncated };
 }
 
 /**
- * `Page.captureScreenshot` at the preset's scale (the debugger knows the device, see
- * emulateDevice). With `height` it captures the document from the top, beyond the viewport;
- * with null, the viewport where the page is scrolled to. It encodes png, jpeg and webp
- * itself, so the image needs no second pass.
+ * Page.captureScreenshot as a quickly compressed PNG (`optimizeForSpeed`), re-encoded by the
+ * shared encoder on libvips threads, as the Chromium engine does. Retried when Chromium answers
+ * "Unable to capture screenshot", which it does now and then right after a layout change.
  */
-async function debuggerCapture(contents: WebContents, options: ShotOptions, height: number | null): Promise<Shot> {
-  // The clip is in document coordinates.
-  const [x, y] =
-    height === null ? await inCaptureWorld<[number, number]>(contents, '[window.scrollX, window.scrollY]') : [0, 0];
-  const params: Record<string, unknown> = {
-    format: options.format,
-    fromSurface: true,
-    captureBeyondViewport: height !== null,
-    clip: { x, y, width: options.viewport.width, height: height ?? options.viewport.height, scale: 1 },
-  };
-  if (options.format !== 'png') params.quality = options.quality;
-  let result: { data: string };
-  try {
-    await settle(contents);
-    result = (await contents.debugger.sendCommand('Page.captureScreenshot', params)) as { data: string };
-  } catch (err) {
-    // Chromium sometimes has no frame to copy yet ("Unable to capture screenshot"); one more
-    // frame is enough.
-    if (!/Unable to capture screenshot/i.test(String((err as Error)?.message))) throw err;
-    await settle(contents);
-    result = (await contents.debugger.sendCommand('Page.captureScreenshot', params)) as { data: string };
+async function debuggerCapture(job: JobWindow, clip: Clip, beyondViewport: boolean, options: ShotOptions): Promise<EncodedImage> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { data } = (await job.contents.debugger.sendCommand('Page.captureScreenshot', {
+        format: 'png',
+        optimizeForSpeed: true,
+        fromSurface: true,
+        captureBeyondViewport: beyondViewport,
+        clip,
+      })) as { data: string };
+      return await encodeScreenshot(Buffer.from(data, 'base64'), options.format, options.quality);
+    } catch (err) {
+      if (attempt >= 3 || !/Unable to capture screenshot/i.test(String(err))) throw err;
+      await inCaptureWorld(job.contents, NEXT_FRAME);
+    }
   }
-  const image = Buffer.from(result.data, 'base64');
-  return { image, ...(await encodedSize(image)), truncated: false };
 }
 
-/**
- * The page's serialised HTML with its doctype, or null when it is larger than `maxBytes`
- * (UTF-8), as CaptureResult.html promises.
- */
-export async function readPageSource(contents: WebContents, maxBytes: number): Promise<string | null> {
-  const html = await inCaptureWorld<string>(
+/** The page's serialised HTML with its doctype, as Playwright's page.content() gives it. */
+export function readPageSource(contents: WebContents): Promise<string> {
+  return inCaptureWorld<string>(
     contents,
     `(() => (document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '') +
       (document.documentElement ? document.documentElement.outerHTML : ''))()`,
   );
-  return Buffer.byteLength(html, 'utf8') > maxBytes ? null : html;
 }
