@@ -150,6 +150,17 @@ describe('control panel', () => {
     await goTo('Accounts', 'Accounts');
     await page.getByRole('button', { name: 'New account' }).click();
     const dialog = page.getByRole('dialog', { name: 'New account' });
+    const isFocused = (l: ReturnType<Page['locator']>) => l.evaluate((el) => el === document.activeElement);
+    // Focus starts in the first field and stays inside the dialog: Shift+Tab from the close
+    // button wraps round to the last button.
+    await expect.poll(() => isFocused(dialog.getByLabel('E-mail', { exact: true }))).toBe(true);
+    await page.keyboard.press('Shift+Tab');
+    expect(await isFocused(dialog.getByRole('button', { name: 'Close' }))).toBe(true);
+    await page.keyboard.press('Shift+Tab');
+    expect(await isFocused(dialog.getByRole('button', { name: 'Create account' }))).toBe(true);
+    await page.keyboard.press('Tab');
+    expect(await isFocused(dialog.getByRole('button', { name: 'Close' }))).toBe(true);
+
     await dialog.getByLabel('E-mail', { exact: true }).fill('not an address');
     await dialog.getByRole('button', { name: 'Create account' }).click();
     await expect.poll(() => dialog.getByRole('alert').first().textContent()).toContain('Enter an e-mail address');
@@ -181,6 +192,8 @@ describe('control panel', () => {
     const keyField = shown.getByLabel('API key “e2e client”');
     await expect.poll(() => keyField.inputValue()).toMatch(/\w{20,}/);
     secretKey = await keyField.inputValue();
+    // Focus lands on the key, selected, ready for Ctrl+C.
+    expect(await keyField.evaluate((el: HTMLInputElement) => el === document.activeElement && el.selectionEnd! - el.selectionStart!)).toBe(secretKey.length);
     await shoot(page, 'key-created');
 
     await shown.getByRole('button', { name: 'Copy', exact: true }).click();

@@ -45,14 +45,15 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
 
   if (created) {
     return (
-      <Modal title="Your new API key" onClose={onClose}>
+      // A new dialog rather than the form's, so focus moves to the key and Escape closes this one.
+      <Modal key="created" title="Your new API key" onClose={onClose}>
         <p class="notice notice-warn">
           <strong>Copy this key now.</strong> It is shown only this once; the appliance keeps only a hash of it.
         </p>
         <div class="field">
           <label for="new-key">API key “{created.name}”</label>
           <div class="input-row">
-            <input id="new-key" class="mono" type="text" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} />
+            <input id="new-key" class="mono" type="text" readOnly autofocus value={created.key} onFocus={(e) => e.currentTarget.select()} />
             <CopyButton text={created.key} class="button primary" />
           </div>
         </div>
@@ -69,7 +70,7 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
   }
 
   return (
-    <Modal title={`New key for ${account.email}`} onClose={onClose} busy={busy}>
+    <Modal key="form" title={`New key for ${account.email}`} onClose={onClose} busy={busy}>
       <form onSubmit={submit} noValidate>
         <TextField label="Name" value={name} onInput={setName} error={errors.name} autoFocus hint="Who or what uses the key." />
         <ListEditor
