@@ -49,6 +49,8 @@ export class ElectronEngine implements CaptureEngine {
   readonly name = 'electron';
   private started = false;
   private readonly active = new Set<JobWindow>();
+  /** Sessions of finished jobs still being emptied; close() waits for them. */
+  private readonly emptying = new Set<Promise<void>>();
 
   constructor(private readonly options: ElectronEngineOptions = {}) {}
 
@@ -69,7 +71,8 @@ export class ElectronEngine implements CaptureEngine {
     this.started = false;
     const jobs = [...this.active];
     for (const job of jobs) job.interrupt(new CaptureError('The capture engine was closed'));
-    await Promise.all(jobs.map((job) => job.dispose({ killRenderer: true })));
+    for (const job of jobs) this.track(job.dispose({ killRenderer: true }).emptied);
+    await Promise.all([...this.emptying]);
   }
 
   async capture(request: CaptureRequest): Promise<CaptureResult> {
@@ -87,6 +90,8 @@ export class ElectronEngine implements CaptureEngine {
     try {
       // Every step also loses to a crash, a hang, the caller's abort or the engine closing.
       const step = <T>(work: Promise<T>) => Promise.race([work, job.interrupted]);
+      // The debugger can set up only a live renderer; about:blank starts one without any traffic.
+      await step(job.contents.loadURL('about:blank'));
       await step(emulateDevice(job.contents, preset, viewport));
       await step(this.load(job, request, userAgent));
       report(request, 40);
@@ -112,8 +117,14 @@ export class ElectronEngine implements CaptureEngine {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.active.delete(job);
-      await job.dispose({ killRenderer: !finished });
+      // The window goes now; emptying its session must not hold up the caller.
+      this.track(job.dispose({ killRenderer: !finished }).emptied);
     }
+  }
+
+  private track(emptied: Promise<void>): void {
+    this.emptying.add(emptied);
+    void emptied.finally(() => this.emptying.delete(emptied));
   }
 
   /**

@@ -49,10 +49,11 @@ export interface JobWindow {
   /** Fails the capture with `err` (the caller's abort signal, the engine closing). */
   interrupt(err: Error): void;
   /**
-   * Destroys the window and empties the session; never throws. `killRenderer` first ends a
-   * renderer that may still be running the page (a script loop would outlive its window).
+   * Destroys the window; never throws. `killRenderer` first ends a renderer that may still be
+   * running the page (a script loop would outlive its window). The session is emptied after
+   * that, in the background: the returned `emptied` settles when it is done (bounded).
    */
-  dispose(options?: { killRenderer?: boolean }): Promise<void>;
+  dispose(options?: { killRenderer?: boolean }): { emptied: Promise<void> };
 }
 
 /**
@@ -153,8 +154,8 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   contents.on('will-attach-webview', (event) => event.preventDefault());
 
   let domReady = false;
-  contents.on('did-navigate', () => {
-    domReady = false;
+  contents.on('did-start-navigation', (details) => {
+    if (details.isMainFrame && !details.isSameDocument) domReady = false;
   });
   contents.on('dom-ready', () => {
     domReady = true;
@@ -195,8 +196,8 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     },
     interrupted,
     interrupt,
-    async dispose({ killRenderer = false } = {}) {
-      if (disposed) return;
+    dispose({ killRenderer = false } = {}) {
+      if (disposed) return { emptied: Promise.resolve() };
       disposed = true;
       try {
         // The renderer serves this job's session only, so ending it touches nothing else.
@@ -218,20 +219,26 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
       ses.webRequest.onHeadersReceived(null);
       ses.webRequest.onCompleted(null);
       ses.webRequest.onErrorOccurred(null);
-      // Electron keeps in-memory sessions until the app quits; emptying them keeps a
-      // long-running appliance from accumulating every job's cache and storage.
-      try {
-        await withDeadline(ses.closeAllConnections(), CLEANUP_TIMEOUT_MS, () => new Error('closing connections timed out'));
-      } catch {
-        // best effort
-      }
-      try {
-        await withDeadline(ses.clearData(), CLEANUP_TIMEOUT_MS, () => new Error('clearing the session timed out'));
-      } catch {
-        // best effort
-      }
+      return { emptied: emptySession(ses) };
     },
   };
+}
+
+/**
+ * Electron keeps in-memory sessions until the app quits; emptying each one after its job keeps
+ * a long-running appliance from accumulating every job's cache, storage and sockets.
+ */
+async function emptySession(ses: Session): Promise<void> {
+  try {
+    await withDeadline(ses.closeAllConnections(), CLEANUP_TIMEOUT_MS, () => new Error('closing connections timed out'));
+  } catch {
+    // best effort
+  }
+  try {
+    await withDeadline(ses.clearData(), CLEANUP_TIMEOUT_MS, () => new Error('clearing the session timed out'));
+  } catch {
+    // best effort
+  }
 }
 
 /** Electron gives header names as sent and values as lists; egressDenial wants lower-case names. */
