@@ -1,0 +1,115 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+
+let fixtures: FixtureServer;
+let receiver: Receiver;
+let dir: string;
+const running: ServeProcess[] = [];
+
+beforeAll(async () => {
+  fixtures = await startFixtureServer();
+  // Every delivery is refused until the server has been killed, so some are still owed then.
+  receiver = await startReceiver([], { fallback: 503 });
+  dir = await tempDir('sa-fault-kill-');
+});
+
+afterAll(async () => {
+  for (const proc of running) {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+  }
+  await receiver?.close();
+  await fixtures?.close();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function statuses(url: string, key: string, ids: string[]): Promise<string[]> {
+  return Promise.all(
+    ids.map(async (id) => (await (await fetch(`${url}/v1/screenshot/${id}`, { headers: { 'x-api-key': key } })).json()).status),
+  );
+}
+
+const delivered = () =>
+  receiver.received.filter((_, i) => i >= refusedBeforeKill).map((w) => ({ id: w.headers['webhook-id'] as string, body: JSON.parse(w.body) }));
+let refusedBeforeKill = 0;
+
+describe('a server killed with SIGKILL while jobs are queued and running', () => {
+  it('completes every job after a restart and loses no webhook', async () => {
+    const args = ['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1'];
+    const first = await serve(args);
+    running.push(first);
+    const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
+    const admin = async (route: string, body?: unknown) =>
+      (
+        await fetch(`${first.url}/admin/api${route}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).json();
+    const account = await admin('/accounts', { email: 'fault-kill@example.test', email_verified: true });
+    const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'fault' });
+    const { secret } = await admin(`/accounts/${account.id}/webhook-secret`);
+
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const body = i % 2 ? { url: `${fixtures.url}/tall.html?h=8000&n=${i}`, full_page: true } : { url: `${fixtures.url}/small.html?n=${i}` };
+      const res = await fetch(`${first.url}/v1/screenshot`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, callback_url: `${receiver.url}/hook` }),
+      });
+      expect(res.status).toBe(201);
+      ids.push((await res.json()).job_id);
+    }
+    // Kill once a delivery has been refused (so one is owed) and a capture is under way.
+    await until(
+      'a refused delivery and a running capture',
+      async () => receiver.received.length > 0 && (await statuses(first.url, key, ids)).includes('processing'),
+      60_000,
+    );
+    const before = await statuses(first.url, key, ids);
+    expect(before.filter((s) => s === 'pending').length).toBeGreaterThan(0);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    refusedBeforeKill = receiver.received.length;
+    receiver.fallback = 200;
+
+    const second = await serve(args);
+    running.push(second);
+    await until('every job to complete', async () => (await statuses(second.url, key, ids)).every((s) => s === 'completed'), 120_000);
+    // The retry schedule's first step is about 5 s; a restart must resume it, not forget it.
+    await until('a webhook for every job', async () => ids.every((id) => delivered().some((d) => d.body.data.job_id === id)), 45_000);
+
+    const verifier = new Webhook(secret);
+    for (const hook of receiver.received.slice(refusedBeforeKill)) {
+      expect(() => verifier.verify(hook.body, hook.headers as Record<string, string>)).not.toThrow();
+    }
+    for (const id of ids) {
+      const forJob = delivered().filter((d) => d.body.data.job_id === id);
+      expect(forJob[0].body.type).toBe('screenshot.completed');
+      // At least once; a repeat carries the same webhook-id so a receiver can drop it.
+      expect(new Set(forJob.map((d) => d.id)).size).toBe(1);
+    }
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});
