@@ -179,6 +179,35 @@ describe('control panel', () => {
     await shoot(page, 'accounts');
   });
 
+  it('switches the e-mail verified flag from the accounts table', async () => {
+    const toggle = page.getByRole('switch', { name: `E-mail verified for ${email}` });
+    const verified = async () => (await adminApi('/accounts')).accounts[0].email_verified;
+    await toggle.uncheck();
+    await expect.poll(verified).toBe(false);
+    await toggle.check();
+    await expect.poll(verified).toBe(true);
+  });
+
+  it('reveals the webhook secret on request and rotates it after confirmation', async () => {
+    const accountId = (await adminApi('/accounts')).accounts[0].id;
+    const { secret } = await adminApi(`/accounts/${accountId}/webhook-secret`);
+    await page.getByRole('button', { name: `Webhook secret of ${email}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Webhook secret of ${email}` });
+    const field = dialog.getByLabel('Secret');
+    expect(await field.inputValue()).not.toContain('whsec_');
+    await dialog.getByRole('button', { name: 'Reveal' }).click();
+    await expect.poll(() => field.inputValue()).toBe(secret);
+
+    await dialog.getByRole('button', { name: 'Rotate secret…' }).click();
+    await dialog.getByRole('button', { name: 'Rotate now' }).click();
+    await expect.poll(() => field.inputValue()).not.toBe(secret);
+    const rotated = await field.inputValue();
+    expect(rotated).toMatch(/^whsec_/);
+    expect((await adminApi(`/accounts/${accountId}/webhook-secret`)).secret).toBe(rotated);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+  });
+
   it('creates a key and shows the secret exactly once', async () => {
     await page.getByRole('link', { name: `API keys of ${email}` }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1, name: 'API keys' }).isVisible()).toBe(true);
@@ -346,7 +375,7 @@ describe('control panel', () => {
     await expect.poll(() => dialog.isVisible()).toBe(false);
   });
 
-  it('shows the queue, the captures and the usage per account on the dashboard', async () => {
+  it('shows the queue, the captures and the usage per account on the dashboard, and pauses the queue', async () => {
     await goTo('Dashboard', 'Dashboard');
     const stats = page.getByRole('list', { name: 'Service status' });
     const stat = (label: string) => stats.getByRole('listitem').filter({ hasText: label }).locator('.stat-value');
@@ -355,6 +384,14 @@ describe('control panel', () => {
     await expect.poll(() => page.getByRole('img', { name: /Calls per day over the last 30 days: 2 in all/ }).isVisible()).toBe(true);
     await expect.poll(() => page.getByRole('img', { name: /Captures per hour over the last 24 hours: 2 in all/ }).isVisible()).toBe(true);
     await shoot(page, 'dashboard');
+
+    await page.getByRole('button', { name: 'Pause queue' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Resume queue' }).isVisible()).toBe(true);
+    expect((await adminApi('/status')).queue.paused).toBe(true);
+    expect(await stats.getByRole('listitem').filter({ hasText: 'Waiting' }).textContent()).toContain('Paused');
+    await page.getByRole('button', { name: 'Resume queue' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Pause queue' }).isVisible()).toBe(true);
+    expect((await adminApi('/status')).queue.paused).toBe(false);
   });
 
   it('revokes the key only after confirmation, and the API then answers 401', async () => {
