@@ -30,15 +30,15 @@ function processTable(): Map<number, { ppid: number; comm: string }> {
 }
 
 /** `pid` and every process below it. */
-export function processTree(pid: number): Array<{ pid: number; comm: string }> {
+export function processTree(pid: number): Array<{ pid: number; ppid: number; comm: string }> {
   const table = processTable();
-  const out: Array<{ pid: number; comm: string }> = [];
+  const out: Array<{ pid: number; ppid: number; comm: string }> = [];
   const queue = [pid];
   while (queue.length) {
     const current = queue.shift()!;
     const info = table.get(current);
     if (!info) continue;
-    out.push({ pid: current, comm: info.comm });
+    out.push({ pid: current, ppid: info.ppid, comm: info.comm });
     for (const [child, childInfo] of table) if (childInfo.ppid === current) queue.push(child);
   }
   return out;
