@@ -14,11 +14,15 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-/** Where the built control panel is: dist/renderer, seen from dist/server/api or server/api. */
+/**
+ * Where the built control panel is: dist/renderer, seen from server/api (running from source)
+ * or from dist/server/api (the build). Only a built panel counts (it has assets/), never the
+ * renderer's sources.
+ */
 export function findRendererDir(): string | undefined {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.resolve(here, '../../renderer'), path.resolve(here, '../../dist/renderer')];
-  return candidates.find((dir) => fs.existsSync(path.join(dir, 'index.html')));
+  const candidates = [path.resolve(here, '../../dist/renderer'), path.resolve(here, '../../renderer')];
+  return candidates.find((dir) => fs.existsSync(path.join(dir, 'index.html')) && fs.existsSync(path.join(dir, 'assets')));
 }
 
 /**
