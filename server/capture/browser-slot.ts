@@ -29,6 +29,7 @@ export class BrowserSlot {
   readonly gone: Promise<void>;
   private connected = true;
   private readonly prewarmer: ContextPrewarmer;
+  private readonly goneListeners = new Set<() => void>();
 
   private constructor(
     readonly browser: Browser,
@@ -37,14 +38,26 @@ export class BrowserSlot {
     readonly version: string,
     options: BrowserLaunchOptions,
   ) {
+    this.prewarmer = new ContextPrewarmer(browser, options.prewarm, options.log);
     this.gone = new Promise((resolve) =>
       browser.once('disconnected', () => {
         this.connected = false;
         this.prewarmer.dispose();
+        for (const listener of this.goneListeners) listener();
+        this.goneListeners.clear();
         resolve();
       }),
     );
-    this.prewarmer = new ContextPrewarmer(browser, options.prewarm, options.log);
+  }
+
+  /** Calls `listener` when the browser goes; returns a function that stops listening. */
+  onGone(listener: () => void): () => void {
+    if (!this.isConnected) {
+      queueMicrotask(listener);
+      return () => undefined;
+    }
+    this.goneListeners.add(listener);
+    return () => this.goneListeners.delete(listener);
   }
 
   static async launch(options: BrowserLaunchOptions): Promise<BrowserSlot> {

@@ -138,9 +138,15 @@ export class ChromiumEngine implements CaptureEngine {
     };
 
     const tripwire = new Tripwire();
-    void slot.gone.then(() => tripwire.trip(new BrowserCrashedError(`Chromium exited while capturing ${url}`)));
+    const stopWatchingBrowser = slot.onGone(() =>
+      tripwire.trip(new BrowserCrashedError(`Chromium exited while capturing ${url}`)),
+    );
     const onAbort = () => tripwire.trip(signal?.reason ?? new Error('The capture was aborted'));
     signal?.addEventListener('abort', onAbort, { once: true });
+    const stopWatching = () => {
+      stopWatchingBrowser();
+      signal?.removeEventListener('abort', onAbort);
+    };
 
     const opening = slot.openJob(contextOptions);
     let job: JobPage;
@@ -149,7 +155,7 @@ export class ChromiumEngine implements CaptureEngine {
         withDeadline(opening, OPEN_JOB_TIMEOUT_MS, () => new BrowserCrashedError('Chromium did not open a page in time')),
       );
     } catch (err) {
-      signal?.removeEventListener('abort', onAbort);
+      stopWatching();
       void opening.then((late) => late.context.close()).catch(() => undefined);
       if (err instanceof BrowserCrashedError && slot.isConnected) await this.kill(slot, 'it did not open a page in time');
       throw this.explain(err, slot, tripwire, signal);
@@ -162,7 +168,7 @@ export class ChromiumEngine implements CaptureEngine {
     } catch (err) {
       throw this.explain(err, slot, tripwire, signal);
     } finally {
-      signal?.removeEventListener('abort', onAbort);
+      stopWatching();
       traffic.dispose();
       await this.closeJob(slot, job);
     }
