@@ -51,6 +51,17 @@ export function rssOf(pid: number): number {
   return kb ? Number(kb) * 1024 : 0;
 }
 
+/**
+ * Proportional set size of one process, in bytes: shared pages divided among the processes
+ * sharing them, so a browser's processes can be summed without counting its code ten times.
+ * Falls back to RSS where smaps_rollup is unavailable; 0 when the process is gone.
+ */
+export function pssOf(pid: number): number {
+  const rollup = readText(`/proc/${pid}/smaps_rollup`);
+  const kb = rollup ? /^Pss:\s+(\d+)\s+kB/m.exec(rollup)?.[1] : undefined;
+  return kb ? Number(kb) * 1024 : rssOf(pid);
+}
+
 /** Open file descriptors of one process (0 when it is gone). */
 export function openFds(pid: number): number {
   try {
@@ -63,8 +74,8 @@ export function openFds(pid: number): number {
 export interface TreeSnapshot {
   /** RSS of `pid` itself, bytes. */
   rss: number;
-  /** Summed RSS of its descendants (the browsers), bytes. Shared pages are counted per process. */
-  childrenRss: number;
+  /** Summed proportional set size of its descendants (the browsers), bytes. */
+  childrenPss: number;
   /** Open descriptors of `pid` itself. */
   fds: number;
   /** Processes in the tree, `pid` included. */
@@ -75,7 +86,7 @@ export function snapshotTree(pid: number): TreeSnapshot {
   const tree = processTree(pid);
   return {
     rss: rssOf(pid),
-    childrenRss: tree.filter((p) => p.pid !== pid).reduce((sum, p) => sum + rssOf(p.pid), 0),
+    childrenPss: tree.filter((p) => p.pid !== pid).reduce((sum, p) => sum + pssOf(p.pid), 0),
     fds: openFds(pid),
     processes: tree.length,
   };

@@ -1,0 +1,295 @@
+// The benchmark: the service end to end against a raw playwright-core loop and a new browser
+// per capture, on the same fixture pages, in one run. `npm run bench -- [--quick] [--soak N]
+// [--rounds N] [--chromium PATH]`. It prints a table, writes bench/results/latest.json and
+// bench.svg (copied to docs/img/bench.svg on a full run), and ends with the ratio line.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Browser } from 'playwright-core';
+import { DEFAULTS } from '../server/config.js';
+import { startFixtureServer, type FixtureServer } from '../test/fixtures/fixture-server.js';
+import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCapture } from './browser-baselines.js';
+import { benchmarkChart, soakChart, type SoakSample } from './chart.js';
+import { compareImages, type ImageComparison } from './image-check.js';
+import { describeMachine, type MachineInfo } from './machine.js';
+import { snapshotTree } from './process-tree.js';
+import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
+import { startService, type ServiceUnderTest } from './service-client.js';
+import { closedLoop, quantile, summarise, type LoopResult, type RunSummary } from './stats.js';
+
+const MiB = 2 ** 20;
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    soak: { type: 'string' },
+    rounds: { type: 'string' },
+    chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH },
+    out: { type: 'string', default: 'bench/results' },
+  },
+});
+
+const chromiumPath = flags.chromium!;
+const rounds = Number(flags.rounds ?? (flags.quick ? 1 : 6));
+const soakCaptures = flags.soak === undefined ? 0 : Number(flags.soak);
+const perRun = rounds * MIX.length;
+const idleSamples = flags.quick ? 5 : 15;
+const levels = [...new Set([1, 2, DEFAULTS.concurrency])].sort((a, b) => a - b);
+
+/** Samples the memory of a process tree while a run goes on; `browsersOnly` leaves the root out. */
+function memorySampler(pid: number, browsersOnly: boolean) {
+  let peak = 0;
+  const take = () => {
+    const s = snapshotTree(pid);
+    peak = Math.max(peak, (browsersOnly ? 0 : s.rss) + s.childrenPss);
+  };
+  take();
+  const timer = setInterval(take, 200);
+  return () => {
+    clearInterval(timer);
+    take();
+    return peak;
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function perScenario(result: LoopResult): Record<string, number> {
+  return Object.fromEntries(
+    MIX.map((s, k) => [s.name, Math.round(quantile(result.samples.filter((x) => x.index % MIX.length === k).map((x) => x.ms), 0.5))]),
+  );
+}
+
+async function measure(
+  method: string,
+  level: number,
+  pid: number,
+  browsersOnly: boolean,
+  capture: (index: number) => Promise<unknown>,
+  total = perRun,
+): Promise<{ summary: RunSummary; scenarios: Record<string, number> }> {
+  const stop = memorySampler(pid, browsersOnly);
+  const result = await closedLoop(total, level, async (i) => void (await capture(i)));
+  const summary = summarise(method, level, result.latenciesMs, result.failures, result.seconds, stop());
+  if (result.errors.length) log(`  ${method} c=${level}: ${result.errors.length} failure(s), first: ${result.errors[0]}`);
+  log(`  ${method} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms`);
+  return { summary, scenarios: perScenario(result) };
+}
+
+async function servicePhase(fixtures: FixtureServer) {
+  log('service: starting the headless server');
+  const service: ServiceUnderTest = await startService({ chromiumPath });
+  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
+  try {
+    const images = new Map<string, Buffer>();
+    for (let k = 0; k < MIX.length; k++) images.set(MIX[k].name, await service.capture(url(k), MIX[k]));
+    const runs: Array<{ summary: RunSummary; scenarios: Record<string, number> }> = [];
+    for (const level of levels) {
+      await service.setConcurrency(level);
+      runs.push(await measure('service', level, service.pid, false, (i) => service.capture(url(i), scenarioAt(i))));
+    }
+    await service.setConcurrency(DEFAULTS.concurrency);
+    const idle = await closedLoop(idleSamples, 1, async () => void (await service.capture(url(0), MIX[0])));
+    const idleSmallP50 = quantile(idle.latenciesMs, 0.5);
+    log(`  service idle small page: p50 ${Math.round(idleSmallP50)} ms`);
+
+    const durations = await service.jobDurations();
+    const serverSide = Object.fromEntries(
+      MIX.map((s) => [s.name, Math.round(quantile(durations.filter((d) => d.url.endsWith(s.path)).map((d) => d.durationMs), 0.5))]),
+    );
+
+    let soak: SoakSample[] = [];
+    if (soakCaptures > 0) soak = await soakRun(service, url);
+    return { runs, images, idleSmallP50, serverSide, soak };
+  } finally {
+    await service.close();
+  }
+}
+
+async function soakRun(service: ServiceUnderTest, url: (i: number) => string): Promise<SoakSample[]> {
+  log(`soak: ${soakCaptures} captures at concurrency ${DEFAULTS.concurrency}`);
+  const samples: SoakSample[] = [];
+  const sample = (captures: number) => {
+    const s = snapshotTree(service.pid);
+    samples.push({
+      captures,
+      serverRssMiB: Math.round(s.rss / MiB),
+      browsersPssMiB: Math.round(s.childrenPss / MiB),
+      serverFds: s.fds,
+      processes: s.processes,
+    });
+  };
+  sample(0);
+  let done = 0;
+  const every = Math.max(5, Math.round(soakCaptures / 50));
+  const result = await closedLoop(soakCaptures, DEFAULTS.concurrency, async (i) => {
+    await service.capture(url(i), scenarioAt(i));
+    if (++done % every === 0) sample(done);
+  });
+  sample(done);
+  if (result.failures) log(`  soak: ${result.failures} failure(s), first: ${result.errors[0]}`);
+  log(`  soak: ${(soakCaptures / result.seconds).toFixed(2)} captures/s`);
+  return samples;
+}
+
+async function rawPhase(fixtures: FixtureServer) {
+  log('raw: one warm Chromium, a fresh context per capture');
+  const browser: Browser = await launch(chromiumPath);
+  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
+  try {
+    const images = new Map<string, Buffer>();
+    for (let k = 0; k < MIX.length; k++) images.set(MIX[k].name, await rawCapture(browser, url(k), MIX[k]));
+    const runs = [];
+    for (const level of levels) runs.push(await measure('raw', level, process.pid, true, (i) => rawCapture(browser, url(i), scenarioAt(i))));
+
+    // The latency floor: goto + screenshot on one page kept open.
+    const context = await browser.newContext(contextOptions(MIX[0], browser.version()));
+    const page = await context.newPage();
+    await reusedPageCapture(page, url(0));
+    const reused = await closedLoop(idleSamples, 1, async () => void (await reusedPageCapture(page, url(0))));
+    await context.close();
+    const reusedSmallP50 = quantile(reused.latenciesMs, 0.5);
+    log(`  reused page small: p50 ${Math.round(reusedSmallP50)} ms`);
+    return { runs, images, reusedSmallP50 };
+  } finally {
+    await browser.close();
+  }
+}
+
+async function newBrowserPhase(fixtures: FixtureServer) {
+  log('new-browser: a browser launched per capture');
+  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
+  const runs = [];
+  for (const level of levels) runs.push(await measure('new-browser', level, process.pid, true, (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i))));
+  return { runs };
+}
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+
+function printTable(runs: RunSummary[]) {
+  const rows = runs.map((r) => [
+    r.method,
+    String(r.concurrency) + (r.concurrency === DEFAULTS.concurrency && r.method === 'service' ? ' (default)' : ''),
+    String(r.captures),
+    fmt(r.capturesPerSecond),
+    String(Math.round(r.p50Ms)),
+    String(Math.round(r.p95Ms)),
+    String(Math.round(r.peakRssBytes / MiB)),
+  ]);
+  const header = ['method', 'concurrency', 'captures', 'captures/s', 'p50 ms', 'p95 ms', 'peak MiB'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of rows) console.log(line(row));
+}
+
+async function main() {
+  const machine: MachineInfo = describeMachine(chromiumPath);
+  log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, ${machine.chromium}, Node ${machine.node}, load ${fmt(machine.loadAtStart)}`);
+  log(`mix: ${MIX.map((s) => s.name).join(', ')}; ${perRun} captures per run; concurrency ${levels.join(', ')}`);
+  const started = Date.now();
+  const fixtures = await startFixtureServer();
+  try {
+    const service = await servicePhase(fixtures);
+    const raw = await rawPhase(fixtures);
+    const newBrowser = await newBrowserPhase(fixtures);
+    machine.loadAtEnd = os.loadavg()[0];
+
+    const images: ImageComparison[] = [];
+    for (const s of MIX) images.push(await compareImages(s.name, service.images.get(s.name)!, raw.images.get(s.name)!));
+
+    const all = [...service.runs, ...raw.runs, ...newBrowser.runs];
+    const runs = all.map((r) => r.summary);
+    const at = (method: string, level: number) => runs.find((r) => r.method === method && r.concurrency === level)!;
+    const ratios = Object.fromEntries(
+      levels.map((level) => [
+        `c${level}`,
+        {
+          serviceOverRaw: ratio(at('service', level).capturesPerSecond, at('raw', level).capturesPerSecond),
+          serviceOverNewBrowser: ratio(at('service', level).capturesPerSecond, at('new-browser', level).capturesPerSecond),
+        },
+      ]),
+    );
+    const headline = ratios[`c${DEFAULTS.concurrency}`];
+    const latencyRatio = ratio(service.idleSmallP50, raw.reusedSmallP50);
+    const targets = {
+      serviceOverRawAtC1: { target: 1.5, measured: ratios.c1.serviceOverRaw },
+      serviceOverRawAtC2: { target: 1.5, measured: ratios.c2.serviceOverRaw },
+      serviceOverNewBrowser: { target: 4, measured: headline.serviceOverNewBrowser },
+      idleSmallLatencyOverReusedPage: { target: 2, measured: latencyRatio, lowerIsBetter: true },
+    };
+
+    console.log('');
+    printTable(runs);
+    console.log('');
+    console.log('p50 ms per page:');
+    for (const r of all) console.log(`  ${r.summary.method.padEnd(12)} c=${r.summary.concurrency}  ${Object.entries(r.scenarios).map(([k, v]) => `${k} ${v}`).join('  ')}`);
+    console.log(`  service, inside the server (capture start to stored): ${Object.entries(service.serverSide).map(([k, v]) => `${k} ${v}`).join('  ')}`);
+    console.log('');
+    console.log(`idle small page: service p50 ${Math.round(service.idleSmallP50)} ms, goto+screenshot on a reused page p50 ${Math.round(raw.reusedSmallP50)} ms (ratio ${fmt(latencyRatio)})`);
+    for (const img of images) {
+      console.log(
+        `image ${img.scenario}: ${img.width}x${img.height}, ${img.sameSize ? `${fmt(img.differingPixels * 100, 3)}% pixels differ` : 'DIFFERENT SIZE'}, ` +
+          `service ${Math.round(img.serviceBytes / 1024)} KiB vs raw ${Math.round(img.rawBytes / 1024)} KiB (x${fmt(img.sizeRatio)})`,
+      );
+    }
+    for (const [name, t] of Object.entries(targets)) {
+      const met = 'lowerIsBetter' in t ? t.measured <= t.target : t.measured >= t.target;
+      console.log(`target ${name}: ${fmt(t.measured)} (${'lowerIsBetter' in t ? '≤' : '≥'} ${t.target}) ${met ? 'met' : 'MISSED'}`);
+    }
+    if (service.soak.length) {
+      const first = service.soak[1] ?? service.soak[0];
+      const last = service.soak[service.soak.length - 1];
+      console.log(
+        `soak ${last.captures} captures: service RSS ${first.serverRssMiB} -> ${last.serverRssMiB} MiB, browsers ${first.browsersPssMiB} -> ${last.browsersPssMiB} MiB, ` +
+          `fds ${first.serverFds} -> ${last.serverFds}, processes ${first.processes} -> ${last.processes}`,
+      );
+    }
+
+    const outDir = path.resolve(flags.out!);
+    await fs.mkdir(outDir, { recursive: true });
+    const caption = `${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.chromium}, ${perRun} captures per bar (small, 10,000 px full page, 20 images)`;
+    const chart = benchmarkChart(runs, caption);
+    await fs.writeFile(path.join(outDir, 'bench.svg'), chart);
+    if (service.soak.length) await fs.writeFile(path.join(outDir, 'soak.svg'), soakChart(service.soak, caption));
+    await fs.writeFile(
+      path.join(outDir, 'latest.json'),
+      `${JSON.stringify(
+        {
+          at: new Date(started).toISOString(),
+          seconds: Math.round((Date.now() - started) / 1000),
+          machine,
+          mix: MIX.map((s) => ({ name: s.name, path: s.path, preset: s.preset.name, fullPage: s.fullPage })),
+          runs,
+          perScenarioP50Ms: all.map((r) => ({ method: r.summary.method, concurrency: r.summary.concurrency, ...r.scenarios })),
+          serviceServerSideP50Ms: service.serverSide,
+          idle: { serviceSmallP50Ms: service.idleSmallP50, reusedPageSmallP50Ms: raw.reusedSmallP50 },
+          ratios,
+          targets,
+          images,
+          soak: service.soak,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    if (!flags.quick) {
+      const docsImg = path.resolve('docs/img');
+      await fs.mkdir(docsImg, { recursive: true });
+      await fs.copyFile(path.join(outDir, 'bench.svg'), path.join(docsImg, 'bench.svg'));
+      if (service.soak.length) await fs.copyFile(path.join(outDir, 'soak.svg'), path.join(docsImg, 'soak.svg'));
+    }
+    console.log(`results: ${path.join(outDir, 'latest.json')}, chart: ${path.join(outDir, 'bench.svg')}`);
+    console.log(`ratio service/raw=${fmt(headline.serviceOverRaw)} service/new-browser=${fmt(headline.serviceOverNewBrowser)}`);
+  } finally {
+    await fixtures.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
