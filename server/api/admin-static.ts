@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Next } from 'koa';
+import { badRequest } from '../errors.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -41,7 +42,12 @@ export function adminStatic(rendererDir: string | undefined) {
       ctx.body = 'The control panel is not built. Run: npm run build';
       return;
     }
-    const relative = decodeURIComponent(ctx.path.slice('/admin/'.length)) || 'index.html';
+    let relative: string;
+    try {
+      relative = decodeURIComponent(ctx.path.slice('/admin/'.length)) || 'index.html';
+    } catch {
+      throw badRequest('The address has a malformed percent-escape');
+    }
     const file = path.resolve(rendererDir, relative);
     const inside = file.startsWith(rendererDir + path.sep);
     const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererDir, 'index.html');
