@@ -118,14 +118,26 @@ export class ChromiumEngine implements CaptureEngine {
     if (this.closed) throw new Error('ChromiumEngine is closed');
     request.signal?.throwIfAborted();
     const slot = await this.acquire();
+    let closing: Promise<void> = Promise.resolve();
     try {
-      return await this.captureOn(slot, request);
+      return await this.captureOn(slot, request, (p) => (closing = p));
     } finally {
-      this.release(slot);
+      // The slot counts the capture until its context is closed, so recycling waits for it.
+      void closing.finally(() => this.release(slot));
     }
   }
 
-  private async captureOn(slot: BrowserSlot, request: CaptureRequest): Promise<CaptureResult> {
+  /**
+   * Runs one capture in a fresh context. After a success the context closes in the background
+   * (reported through `onClosing`) while the caller stores the result; after a failure it is
+   * closed — or the browser killed — before the error is thrown, so the next capture finds a
+   * healthy browser.
+   */
+  private async captureOn(
+    slot: BrowserSlot,
+    request: CaptureRequest,
+    onClosing: (closing: Promise<void>) => void,
+  ): Promise<CaptureResult> {
     const { url, preset, signal } = request;
     const viewport = request.viewport ?? { width: preset.width, height: preset.height };
     const userAgent = userAgentFor(preset, request.googlebot, slot.version);
@@ -163,14 +175,19 @@ export class ChromiumEngine implements CaptureEngine {
 
     job.page.once('crash', () => tripwire.trip(pageCrashed(url)));
     const traffic = new PageTraffic(job.page);
+    let succeeded = false;
     try {
-      return await this.run(job, traffic, request, userAgent, tripwire);
+      const result = await this.run(job, traffic, request, userAgent, tripwire);
+      succeeded = true;
+      return result;
     } catch (err) {
       throw this.explain(err, slot, tripwire, signal);
     } finally {
       stopWatching();
       traffic.dispose();
-      await this.closeJob(slot, job);
+      const closing = this.closeJob(slot, job);
+      onClosing(closing);
+      if (!succeeded) await closing;
     }
   }
 

@@ -21,8 +21,8 @@ const PNG_CANDIDATES: PngOptions[] = [
   { compressionLevel: 9, adaptiveFiltering: false },
   { compressionLevel: 9, adaptiveFiltering: true },
 ];
-const SAMPLE_STRIPS = 12;
-const SAMPLE_STRIP_ROWS = 32;
+const SAMPLE_STRIPS = 8;
+const SAMPLE_STRIP_ROWS = 24;
 
 /**
  * Re-encodes a screenshot taken as a quickly compressed PNG (CDP `optimizeForSpeed`) into
