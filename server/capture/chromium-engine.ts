@@ -53,7 +53,7 @@ const NETWORK_IDLE_MAX_MS = 1_500;
 /** Scrolling for lazy content stops after this long (and after a third of the capture time). */
 const SCROLL_MAX_MS = 5_000;
 /** A browser that cannot open a context in this long is considered hung. */
-const OPEN_JOB_TIMEOUT_MS = 20_000;
+const OPEN_JOB_TIMEOUT_MS = 10_000;
 /** A context that does not close in this long has a hung renderer; the browser is killed. */
 const CLOSE_JOB_TIMEOUT_MS = 5_000;
 /** Encoders' largest side in pixels: libwebp stops at 16383, JPEG at 65535. */
@@ -175,20 +175,28 @@ export class ChromiumEngine implements CaptureEngine {
 
     job.page.once('crash', () => tripwire.trip(pageCrashed(url)));
     const traffic = new PageTraffic(job.page);
-    let succeeded = false;
-    try {
-      const result = await this.run(job, traffic, request, userAgent, tripwire);
-      succeeded = true;
-      return result;
-    } catch (err) {
-      throw this.explain(err, slot, tripwire, signal);
-    } finally {
+    const finish = () => {
       stopWatching();
       traffic.dispose();
       const closing = this.closeJob(slot, job);
-      onClosing(closing);
-      if (!succeeded) await closing;
+      onClosing(closing.then(() => undefined));
+      return closing;
+    };
+    let result: CaptureResult;
+    try {
+      result = await this.run(job, traffic, request, userAgent, tripwire);
+    } catch (err) {
+      const explained = this.explain(err, slot, tripwire, signal);
+      // A browser that cannot even close a context has hung (and was killed), which is not
+      // the page's fault: the job deserves its retry.
+      const closed = await finish();
+      if (closed !== 'closed' && !signal?.aborted && !(explained instanceof BrowserCrashedError)) {
+        throw new BrowserCrashedError(`Chromium stopped answering while capturing ${url}`);
+      }
+      throw explained;
     }
+    void finish();
+    return result;
   }
 
   private async run(
@@ -276,12 +284,16 @@ export class ChromiumEngine implements CaptureEngine {
     return tripwire.error ? tripwire.error.error : err;
   }
 
-  private async closeJob(slot: BrowserSlot, job: JobPage): Promise<void> {
-    if (!slot.isConnected) return;
+  /** Closes a job's context, killing the browser when that does not finish in time. */
+  private async closeJob(slot: BrowserSlot, job: JobPage): Promise<'closed' | 'killed' | 'gone'> {
+    if (!slot.isConnected) return 'gone';
     try {
       await withDeadline(job.context.close(), CLOSE_JOB_TIMEOUT_MS, () => new Error('context close timed out'));
+      return 'closed';
     } catch {
-      if (slot.isConnected) await this.kill(slot, `a context did not close within ${CLOSE_JOB_TIMEOUT_MS} ms`);
+      if (!slot.isConnected) return 'gone';
+      await this.kill(slot, `a context did not close within ${CLOSE_JOB_TIMEOUT_MS} ms`);
+      return 'killed';
     }
   }
 

@@ -158,6 +158,29 @@ describe('ChromiumEngine', () => {
     }
   });
 
+  it('kills a browser that stops answering, reports it as a crash and captures again', async () => {
+    const logs: string[] = [];
+    const engine = new ChromiumEngine({ executablePath, log: (line) => logs.push(line) });
+    let stopped: number | undefined;
+    try {
+      await engine.capture(request(fixture, '/small.html')); // leaves a pre-warmed context ready
+      stopped = engine.browserPid()!;
+      process.kill(stopped, 'SIGSTOP');
+      const started = Date.now();
+      await expect(
+        engine.capture(request(fixture, '/small.html', { navigationTimeoutMs: 2_000, captureTimeoutMs: 2_000 })),
+      ).rejects.toMatchObject({ name: 'BrowserCrashedError' });
+      expect(Date.now() - started).toBeLessThan(2_000 + 5_000 + 5_000);
+      expect(isAlive(stopped)).toBe(false);
+      expect(logs.some((line) => line.includes('did not close'))).toBe(true);
+      const next = await engine.capture(request(fixture, '/small.html'));
+      expect(next.width).toBe(1920);
+    } finally {
+      if (stopped !== undefined && isAlive(stopped)) process.kill(stopped, 'SIGCONT');
+      await engine.close();
+    }
+  });
+
   it('leaves no Chromium process behind after close()', async () => {
     const engine = new ChromiumEngine({ executablePath, recycleAfter: 1 });
     await engine.start();
