@@ -1,0 +1,114 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { snapshotTree, type TreeSnapshot } from '../../bench/process-tree.js';
+import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const JOBS = 200;
+const ACCOUNTS = 20;
+const MB = 1024 * 1024;
+
+let fixtures: FixtureServer;
+let dir: string;
+let proc: ServeProcess | undefined;
+
+beforeAll(async () => {
+  fixtures = await startFixtureServer();
+  dir = await tempDir('sa-fault-flood-');
+});
+
+afterAll(async () => {
+  if (proc && proc.child.exitCode === null) {
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+  }
+  await fixtures?.close();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('200 jobs queued at once', () => {
+  it('all complete, with the memory of the server and its browsers bounded', async () => {
+    proc = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32']);
+    const url = proc.url;
+    const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
+    const admin = async (route: string, body: unknown) =>
+      (
+        await fetch(`${url}/admin/api${route}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json();
+    // Many accounts, so the burst stays inside each account's 10 requests per second.
+    const keys: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const account = await admin('/accounts', { email: `flood${i}@example.test`, email_verified: true });
+      keys.push((await admin(`/accounts/${account.id}/keys`, { name: 'flood' })).key);
+    }
+    const pid = proc.child.pid!;
+    const baseline = snapshotTree(pid);
+    const samples: TreeSnapshot[] = [];
+    const started = Date.now();
+    const sampler = setInterval(() => samples.push(snapshotTree(pid)), 250);
+
+    try {
+      // Cheap captures (small pages, a small viewport): the point is the queue and the memory.
+      const pages = ['/small.html', '/images.html?n=4'];
+      const created = await Promise.all(
+        Array.from({ length: JOBS }, async (_, i) => {
+          const page = pages[i % pages.length];
+          const res = await fetch(`${url}/v1/screenshot`, {
+            method: 'POST',
+            headers: { 'x-api-key': keys[i % ACCOUNTS], 'content-type': 'application/json' },
+            body: JSON.stringify({ url: `${fixtures.url}${page}${page.includes('?') ? '&' : '?'}i=${i}`, width: 320, height: 240 }),
+          });
+          expect(res.status).toBe(201);
+          return { key: keys[i % ACCOUNTS], id: (await res.json()).job_id as string };
+        }),
+      );
+      expect(new Set(created.map((c) => c.id)).size).toBe(JOBS);
+
+      // A queue that stops moving fails at once; a slow machine only makes the run longer.
+      let lastProgress = Date.now();
+      let open = created;
+      while (open.length) {
+        if (Date.now() - lastProgress > 60_000) throw new Error(`${open.length} job(s) still open and none ended for 60 s`);
+        await new Promise((r) => setTimeout(r, 1000));
+        // Check a handful per second per account, within the rate limit.
+        const batch = open.slice(0, 40);
+        const ended = await Promise.all(
+          batch.map(async (c) => {
+            const job = await (await fetch(`${url}/v1/screenshot/${c.id}`, { headers: { 'x-api-key': c.key } })).json();
+            return job.status === 'completed' || job.status === 'failed' ? job : null;
+          }),
+        );
+        for (const job of ended.filter(Boolean)) expect(job.status, job.error).toBe('completed');
+        const done = new Set(ended.filter(Boolean).map((j) => j.job_id));
+        if (done.size) lastProgress = Date.now();
+        open = open.filter((c) => !done.has(c.id));
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+
+    const peakServer = Math.max(...samples.map((s) => s.rss));
+    const peakBrowsers = Math.max(...samples.map((s) => s.childrenPss));
+    const peakProcesses = Math.max(...samples.map((s) => s.processes));
+    // Descriptors once the clients' connections have closed (each POST above held one open).
+    await new Promise((r) => setTimeout(r, 6000));
+    const after = snapshotTree(pid);
+    console.log(
+      `200 jobs in ${((Date.now() - started) / 1000).toFixed(1)} s: server RSS ${Math.round(baseline.rss / MB)} -> peak ${Math.round(peakServer / MB)} MB; ` +
+        `browsers peak ${Math.round(peakBrowsers / MB)} MB (PSS) in ${peakProcesses} processes; fds ${baseline.fds} -> ${after.fds} after`,
+    );
+    expect(peakServer - baseline.rss).toBeLessThan(300 * MB);
+    expect(peakBrowsers).toBeLessThan(1536 * MB);
+    expect(peakProcesses).toBeLessThan(40);
+    expect(after.fds).toBeLessThan(baseline.fds + 30);
+
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+  }, 400_000);
+});
