@@ -1,3 +1,4 @@
+import type { Page } from 'playwright-core';
 import { egressChromiumArgs } from '../egress/chromium-args.js';
 import { BrowserSlot } from './browser-slot.js';
 import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed } from './capture-failures.js';
@@ -52,6 +53,8 @@ const BASE_ARGS = [
 const NETWORK_IDLE_MAX_MS = 1_500;
 /** Scrolling for lazy content stops after this long (and after a third of the capture time). */
 const SCROLL_MAX_MS = 5_000;
+/** Time a page that navigated again by script gets to load its new document. */
+const SETTLE_AFTER_NAVIGATION_MS = 5_000;
 /** A browser that cannot open a context in this long is considered hung. */
 const OPEN_JOB_TIMEOUT_MS = 10_000;
 /** A context that does not close in this long has a hung renderer; the browser is killed. */
@@ -258,13 +261,11 @@ export class ChromiumEngine implements CaptureEngine {
     const { page } = job;
     const dpr = request.preset.deviceScaleFactor;
     if (request.fullPage) {
-      await page.evaluate(scrollThroughPage, {
-        maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3),
-        maxHeight: request.maxHeight,
-      });
+      const scroll = { maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3), maxHeight: request.maxHeight };
+      await surviveNavigation(page, () => page.evaluate(scrollThroughPage, scroll));
       await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
     }
-    const geometry = await page.evaluate(settleAndMeasure);
+    const geometry = await surviveNavigation(page, () => page.evaluate(settleAndMeasure));
     const { clip, truncated } = clipFor(geometry, request, dpr);
     const fastPng = await screenshot(job, clip, request.fullPage);
     // Encoding runs on libvips threads while the renderer serialises the DOM.
@@ -413,6 +414,20 @@ function clipFor(
     clip: { x: 0, y: 0, width: geometry.viewportWidth, height: height / zoom, scale },
     truncated: fullHeight > maxHeight,
   };
+}
+
+/**
+ * Runs a page.evaluate that survives one navigation: a page that redirects itself by script after
+ * `load` destroys the document the script ran in, so wait for the new one and run it there.
+ */
+async function surviveNavigation<R>(page: Page, evaluate: () => Promise<R>): Promise<R> {
+  try {
+    return await evaluate();
+  } catch (err) {
+    if (!/Execution context was destroyed|because of a navigation/i.test(String(err))) throw err;
+    await page.waitForLoadState('load', { timeout: SETTLE_AFTER_NAVIGATION_MS }).catch(() => undefined);
+    return evaluate();
+  }
 }
 
 /**

@@ -121,6 +121,18 @@ describe('ChromiumEngine', () => {
     }
   });
 
+  it('captures the page a script moves to right after load', async () => {
+    const engine = new ChromiumEngine({ executablePath });
+    try {
+      for (const fullPage of [false, true]) {
+        const result = await engine.capture(request(fixture, '/script-redirect.html', { fullPage }));
+        expect(result.html).toContain('Hello from the fixture');
+      }
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('replaces the browser after recycleAfter captures without failing running ones', async () => {
     const logs: string[] = [];
     const engine = new ChromiumEngine({ executablePath, recycleAfter: 2, log: (line) => logs.push(line) });
