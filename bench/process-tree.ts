@@ -91,3 +91,14 @@ export function snapshotTree(pid: number): TreeSnapshot {
     processes: tree.length,
   };
 }
+
+/**
+ * Summed proportional set size of the browsers `pid` launched directly (Chromium children and
+ * everything below them), leaving out its other children such as a service under test.
+ */
+export function browsersPss(pid: number): number {
+  return processTree(pid)
+    .filter((p) => p.ppid === pid && /chrom/i.test(p.comm))
+    .flatMap((root) => processTree(root.pid))
+    .reduce((sum, p) => sum + pssOf(p.pid), 0);
+}

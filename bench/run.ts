@@ -8,12 +8,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { DEFAULTS } from '../server/config.js';
-import { startFixtureServer, type FixtureServer } from '../test/fixtures/fixture-server.js';
+import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCapture } from './browser-baselines.js';
 import { benchmarkChart, soakChart, type SoakSample } from './chart.js';
 import { compareImages, type ImageComparison } from './image-check.js';
 import { describeMachine, type MachineInfo } from './machine.js';
-import { snapshotTree } from './process-tree.js';
+import { browsersPss, snapshotTree } from './process-tree.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
 import { startService, type ServiceUnderTest } from './service-client.js';
 import { closedLoop, quantile, summarise, type LoopResult, type RunSummary } from './stats.js';
@@ -37,12 +37,16 @@ const perRun = rounds * MIX.length;
 const idleSamples = flags.quick ? 5 : 15;
 const levels = [...new Set([1, 2, DEFAULTS.concurrency])].sort((a, b) => a - b);
 
-/** Samples the memory of a process tree while a run goes on; `browsersOnly` leaves the root out. */
+/**
+ * Samples memory while a run goes on: a service's whole process tree, or (`browsersOnly`) just
+ * the browsers this process launched itself, for the raw and new-browser baselines.
+ */
 function memorySampler(pid: number, browsersOnly: boolean) {
   let peak = 0;
   const take = () => {
+    if (browsersOnly) return void (peak = Math.max(peak, browsersPss(pid)));
     const s = snapshotTree(pid);
-    peak = Math.max(peak, (browsersOnly ? 0 : s.rss) + s.childrenPss);
+    peak = Math.max(peak, s.rss + s.childrenPss);
   };
   take();
   const timer = setInterval(take, 200);
@@ -77,36 +81,6 @@ async function measure(
   return { summary, scenarios: perScenario(result) };
 }
 
-async function servicePhase(fixtures: FixtureServer) {
-  log('service: starting the headless server');
-  const service: ServiceUnderTest = await startService({ chromiumPath });
-  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
-  try {
-    const images = new Map<string, Buffer>();
-    for (let k = 0; k < MIX.length; k++) images.set(MIX[k].name, await service.capture(url(k), MIX[k]));
-    const runs: Array<{ summary: RunSummary; scenarios: Record<string, number> }> = [];
-    for (const level of levels) {
-      await service.setConcurrency(level);
-      runs.push(await measure('service', level, service.pid, false, (i) => service.capture(url(i), scenarioAt(i))));
-    }
-    await service.setConcurrency(DEFAULTS.concurrency);
-    const idle = await closedLoop(idleSamples, 1, async () => void (await service.capture(url(0), MIX[0])));
-    const idleSmallP50 = quantile(idle.latenciesMs, 0.5);
-    log(`  service idle small page: p50 ${Math.round(idleSmallP50)} ms`);
-
-    const durations = await service.jobDurations();
-    const serverSide = Object.fromEntries(
-      MIX.map((s) => [s.name, Math.round(quantile(durations.filter((d) => d.url.endsWith(s.path)).map((d) => d.durationMs), 0.5))]),
-    );
-
-    let soak: SoakSample[] = [];
-    if (soakCaptures > 0) soak = await soakRun(service, url);
-    return { runs, images, idleSmallP50, serverSide, soak };
-  } finally {
-    await service.close();
-  }
-}
-
 async function soakRun(service: ServiceUnderTest, url: (i: number) => string): Promise<SoakSample[]> {
   log(`soak: ${soakCaptures} captures at concurrency ${DEFAULTS.concurrency}`);
   const samples: SoakSample[] = [];
@@ -133,36 +107,43 @@ async function soakRun(service: ServiceUnderTest, url: (i: number) => string): P
   return samples;
 }
 
-async function rawPhase(fixtures: FixtureServer) {
-  log('raw: one warm Chromium, a fresh context per capture');
-  const browser: Browser = await launch(chromiumPath);
-  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
-  try {
-    const images = new Map<string, Buffer>();
-    for (let k = 0; k < MIX.length; k++) images.set(MIX[k].name, await rawCapture(browser, url(k), MIX[k]));
-    const runs = [];
-    for (const level of levels) runs.push(await measure('raw', level, process.pid, true, (i) => rawCapture(browser, url(i), scenarioAt(i))));
-
-    // The latency floor: goto + screenshot on one page kept open.
-    const context = await browser.newContext(contextOptions(MIX[0], browser.version()));
-    const page = await context.newPage();
-    await reusedPageCapture(page, url(0));
-    const reused = await closedLoop(idleSamples, 1, async () => void (await reusedPageCapture(page, url(0))));
-    await context.close();
-    const reusedSmallP50 = quantile(reused.latenciesMs, 0.5);
-    log(`  reused page small: p50 ${Math.round(reusedSmallP50)} ms`);
-    return { runs, images, reusedSmallP50 };
-  } finally {
-    await browser.close();
-  }
+/**
+ * Every method at one concurrency, back to back, so a change in the machine's other load
+ * during the run weighs on all three alike.
+ */
+async function measureLevel(level: number, service: ServiceUnderTest, browser: Browser, url: (i: number) => string) {
+  await service.setConcurrency(level);
+  return [
+    await measure('service', level, service.pid, false, (i) => service.capture(url(i), scenarioAt(i))),
+    await measure('raw', level, process.pid, true, (i) => rawCapture(browser, url(i), scenarioAt(i))),
+    await measure('new-browser', level, process.pid, true, (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i))),
+  ];
 }
 
-async function newBrowserPhase(fixtures: FixtureServer) {
-  log('new-browser: a browser launched per capture');
-  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
-  const runs = [];
-  for (const level of levels) runs.push(await measure('new-browser', level, process.pid, true, (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i))));
-  return { runs };
+/**
+ * The small page on an idle service against goto + screenshot on a page kept open,
+ * alternating one of each so both see the same machine.
+ */
+async function idleLatency(service: ServiceUnderTest, browser: Browser, url: string) {
+  await service.setConcurrency(DEFAULTS.concurrency);
+  const context = await browser.newContext(contextOptions(MIX[0], browser.version()));
+  try {
+    const page = await context.newPage();
+    await reusedPageCapture(page, url);
+    const serviceMs: number[] = [];
+    const reusedMs: number[] = [];
+    for (let i = 0; i < idleSamples; i++) {
+      let t0 = performance.now();
+      await service.capture(url, MIX[0]);
+      serviceMs.push(performance.now() - t0);
+      t0 = performance.now();
+      await reusedPageCapture(page, url);
+      reusedMs.push(performance.now() - t0);
+    }
+    return { serviceSmallP50: quantile(serviceMs, 0.5), reusedSmallP50: quantile(reusedMs, 0.5) };
+  } finally {
+    await context.close();
+  }
 }
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
@@ -192,16 +173,28 @@ async function main() {
   log(`mix: ${MIX.map((s) => s.name).join(', ')}; ${perRun} captures per run; concurrency ${levels.join(', ')}`);
   const started = Date.now();
   const fixtures = await startFixtureServer();
+  const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
+  log('starting the service (the headless server in its own process) and a warm Chromium for the raw loop');
+  const service = await startService({ chromiumPath });
+  const browser = await launch(chromiumPath);
   try {
-    const service = await servicePhase(fixtures);
-    const raw = await rawPhase(fixtures);
-    const newBrowser = await newBrowserPhase(fixtures);
+    // The first capture of each page by each side: warms both up and gives the images to compare.
+    const images: ImageComparison[] = [];
+    for (let k = 0; k < MIX.length; k++) {
+      images.push(await compareImages(MIX[k].name, await service.capture(url(k), MIX[k]), await rawCapture(browser, url(k), MIX[k])));
+    }
+    const all: Array<{ summary: RunSummary; scenarios: Record<string, number> }> = [];
+    for (const level of levels) all.push(...(await measureLevel(level, service, browser, url)));
+    const idle = await idleLatency(service, browser, url(0));
+    log(`  idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, reused page p50 ${Math.round(idle.reusedSmallP50)} ms`);
+    const durations = await service.jobDurations();
+    const serverSide = Object.fromEntries(
+      MIX.map((s) => [s.name, Math.round(quantile(durations.filter((d) => d.url.endsWith(s.path)).map((d) => d.durationMs), 0.5))]),
+    );
+    await browser.close();
+    const soak = soakCaptures > 0 ? await soakRun(service, url) : [];
     machine.loadAtEnd = os.loadavg()[0];
 
-    const images: ImageComparison[] = [];
-    for (const s of MIX) images.push(await compareImages(s.name, service.images.get(s.name)!, raw.images.get(s.name)!));
-
-    const all = [...service.runs, ...raw.runs, ...newBrowser.runs];
     const runs = all.map((r) => r.summary);
     const at = (method: string, level: number) => runs.find((r) => r.method === method && r.concurrency === level)!;
     const ratios = Object.fromEntries(
@@ -214,7 +207,7 @@ async function main() {
       ]),
     );
     const headline = ratios[`c${DEFAULTS.concurrency}`];
-    const latencyRatio = ratio(service.idleSmallP50, raw.reusedSmallP50);
+    const latencyRatio = ratio(idle.serviceSmallP50, idle.reusedSmallP50);
     const targets = {
       serviceOverRawAtC1: { target: 1.5, measured: ratios.c1.serviceOverRaw },
       serviceOverRawAtC2: { target: 1.5, measured: ratios.c2.serviceOverRaw },
@@ -227,9 +220,9 @@ async function main() {
     console.log('');
     console.log('p50 ms per page:');
     for (const r of all) console.log(`  ${r.summary.method.padEnd(12)} c=${r.summary.concurrency}  ${Object.entries(r.scenarios).map(([k, v]) => `${k} ${v}`).join('  ')}`);
-    console.log(`  service, inside the server (capture start to stored): ${Object.entries(service.serverSide).map(([k, v]) => `${k} ${v}`).join('  ')}`);
+    console.log(`  service, inside the server (capture start to stored): ${Object.entries(serverSide).map(([k, v]) => `${k} ${v}`).join('  ')}`);
     console.log('');
-    console.log(`idle small page: service p50 ${Math.round(service.idleSmallP50)} ms, goto+screenshot on a reused page p50 ${Math.round(raw.reusedSmallP50)} ms (ratio ${fmt(latencyRatio)})`);
+    console.log(`idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, goto+screenshot on a reused page p50 ${Math.round(idle.reusedSmallP50)} ms (ratio ${fmt(latencyRatio)})`);
     for (const img of images) {
       console.log(
         `image ${img.scenario}: ${img.width}x${img.height}, ${img.sameSize ? `${fmt(img.differingPixels * 100, 3)}% pixels differ` : 'DIFFERENT SIZE'}, ` +
@@ -240,9 +233,9 @@ async function main() {
       const met = 'lowerIsBetter' in t ? t.measured <= t.target : t.measured >= t.target;
       console.log(`target ${name}: ${fmt(t.measured)} (${'lowerIsBetter' in t ? '≤' : '≥'} ${t.target}) ${met ? 'met' : 'MISSED'}`);
     }
-    if (service.soak.length) {
-      const first = service.soak[1] ?? service.soak[0];
-      const last = service.soak[service.soak.length - 1];
+    if (soak.length) {
+      const first = soak[1] ?? soak[0];
+      const last = soak[soak.length - 1];
       console.log(
         `soak ${last.captures} captures: service RSS ${first.serverRssMiB} -> ${last.serverRssMiB} MiB, browsers ${first.browsersPssMiB} -> ${last.browsersPssMiB} MiB, ` +
           `fds ${first.serverFds} -> ${last.serverFds}, processes ${first.processes} -> ${last.processes}`,
@@ -254,7 +247,7 @@ async function main() {
     const caption = `${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.chromium}, ${perRun} captures per bar (small, 10,000 px full page, 20 images)`;
     const chart = benchmarkChart(runs, caption);
     await fs.writeFile(path.join(outDir, 'bench.svg'), chart);
-    if (service.soak.length) await fs.writeFile(path.join(outDir, 'soak.svg'), soakChart(service.soak, caption));
+    if (soak.length) await fs.writeFile(path.join(outDir, 'soak.svg'), soakChart(soak, caption));
     await fs.writeFile(
       path.join(outDir, 'latest.json'),
       `${JSON.stringify(
@@ -265,12 +258,12 @@ async function main() {
           mix: MIX.map((s) => ({ name: s.name, path: s.path, preset: s.preset.name, fullPage: s.fullPage })),
           runs,
           perScenarioP50Ms: all.map((r) => ({ method: r.summary.method, concurrency: r.summary.concurrency, ...r.scenarios })),
-          serviceServerSideP50Ms: service.serverSide,
-          idle: { serviceSmallP50Ms: service.idleSmallP50, reusedPageSmallP50Ms: raw.reusedSmallP50 },
+          serviceServerSideP50Ms: serverSide,
+          idle: { serviceSmallP50Ms: idle.serviceSmallP50, reusedPageSmallP50Ms: idle.reusedSmallP50 },
           ratios,
           targets,
           images,
-          soak: service.soak,
+          soak,
         },
         null,
         2,
@@ -280,11 +273,13 @@ async function main() {
       const docsImg = path.resolve('docs/img');
       await fs.mkdir(docsImg, { recursive: true });
       await fs.copyFile(path.join(outDir, 'bench.svg'), path.join(docsImg, 'bench.svg'));
-      if (service.soak.length) await fs.copyFile(path.join(outDir, 'soak.svg'), path.join(docsImg, 'soak.svg'));
+      if (soak.length) await fs.copyFile(path.join(outDir, 'soak.svg'), path.join(docsImg, 'soak.svg'));
     }
     console.log(`results: ${path.join(outDir, 'latest.json')}, chart: ${path.join(outDir, 'bench.svg')}`);
     console.log(`ratio service/raw=${fmt(headline.serviceOverRaw)} service/new-browser=${fmt(headline.serviceOverNewBrowser)}`);
   } finally {
+    await browser.close().catch(() => undefined);
+    await service.close();
     await fixtures.close();
   }
 }

@@ -1,0 +1,97 @@
+// Where a capture's time goes: the ChromiumEngine's steps, one at a time, with a timestamp after
+// each, on the benchmark's pages. `npx tsc -p tsconfig.json && node dist/bench/capture-stages.js
+// [--rounds N] [--chromium PATH]`. Prints the median of each step per page; it asserts nothing.
+// The steps are the engine's own building blocks, called in the engine's order; a fresh
+// context is opened on the spot here, where the engine takes one it prepared in advance.
+import { parseArgs } from 'node:util';
+import { openJobPage } from '../server/capture/context-prewarmer.js';
+import { encodeScreenshot } from '../server/capture/image-encoder.js';
+import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
+import { PageTraffic } from '../server/capture/page-traffic.js';
+import { userAgentFor } from '../server/capture/presets.js';
+import { startFixtureServer } from '../test/fixtures/fixture-server.js';
+import { launch } from './browser-baselines.js';
+import { DEFAULT_CHROMIUM_PATH, MIX } from './scenarios.js';
+import { quantile } from './stats.js';
+
+const { values: flags } = parseArgs({
+  options: { rounds: { type: 'string', default: '7' }, chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH } },
+});
+
+async function main() {
+  const rounds = Number(flags.rounds);
+  const fixtures = await startFixtureServer();
+  const browser = await launch(flags.chromium!);
+  const times = new Map<string, number[]>();
+  try {
+    for (const s of MIX) {
+      for (let round = 0; round <= rounds; round++) {
+        // Round 0 warms the page's resources and the code paths; it is not counted.
+        let last = performance.now();
+        const lap = (step: string) => {
+          const now = performance.now();
+          if (round > 0) (times.get(`${s.name}\t${step}`) ?? times.set(`${s.name}\t${step}`, []).get(`${s.name}\t${step}`)!).push(now - last);
+          last = now;
+        };
+        const job = await openJobPage(browser, {
+          viewport: { width: s.preset.width, height: s.preset.height },
+          deviceScaleFactor: s.preset.deviceScaleFactor,
+          isMobile: s.preset.isMobile,
+          hasTouch: s.preset.hasTouch,
+          userAgent: userAgentFor(s.preset, false, browser.version()),
+        });
+        lap('new context + page (prepared ahead in the engine)');
+        const traffic = new PageTraffic(job.page);
+        try {
+          await job.page.goto(`${fixtures.url}${s.path}`, { waitUntil: 'domcontentloaded' });
+          lap('goto until DOMContentLoaded');
+          await job.page.waitForLoadState('load');
+          lap('until load');
+          await traffic.networkIdle(1500);
+          lap('network idle (100 ms quiet)');
+          if (s.fullPage) {
+            await job.page.evaluate(scrollThroughPage, { maxMs: 5000, maxHeight: 16_384 });
+            lap('scroll through for lazy content');
+            await traffic.networkIdle(1500);
+            lap('network idle after scrolling');
+          }
+          const geometry = await job.page.evaluate(settleAndMeasure);
+          lap('fonts + one frame + measure');
+          const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
+          const { data } = (await job.cdp.send('Page.captureScreenshot', {
+            format: 'png',
+            optimizeForSpeed: true,
+            captureBeyondViewport: s.fullPage,
+            clip: { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor },
+          })) as { data: string };
+          lap('CDP captureScreenshot (fast PNG)');
+          const png = Buffer.from(data, 'base64');
+          await encodeScreenshot(png, 'png');
+          lap('re-encode PNG with sharp');
+          await job.page.content();
+          lap('page.content()');
+          const chromiumPng = await job.page.screenshot({ fullPage: s.fullPage, type: 'png' });
+          lap("for comparison: playwright screenshot (Chromium's own PNG)");
+          void chromiumPng;
+        } finally {
+          traffic.dispose();
+          await job.context.close();
+          lap('close context');
+        }
+      }
+    }
+  } finally {
+    await browser.close();
+    await fixtures.close();
+  }
+  console.log(`median ms over ${rounds} rounds`);
+  for (const [key, values] of times) {
+    const [page, step] = key.split('\t');
+    console.log(`${page.padEnd(11)} ${step.padEnd(58)} ${String(Math.round(quantile(values, 0.5))).padStart(6)}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
