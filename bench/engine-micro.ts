@@ -150,10 +150,11 @@ async function main(): Promise<void> {
       const pw2 = await measure(ROUNDS, 2, raw, () => rawPid);
       const eng2 = await measure(ROUNDS, 2, ours, enginePid);
       const perBrowser = await measure(Math.max(3, Math.round(ROUNDS / 3)), 1, fresh);
+      const cpu = (m: Measurement) => `${Math.round(m.cpuMs)} ms CPU each (${Math.round(m.nodeCpuMs)} in node)`;
       const row = (label: string, one: Measurement, two?: Measurement) =>
         console.log(
-          `  ${label.padEnd(20)} 1 lane ${fmt(one.perSecond)}/s, ${Math.round(one.cpuMs)} ms CPU each (${Math.round(one.nodeCpuMs)} in node)` +
-            (two ? `   2 lanes ${fmt(two.perSecond)}/s, ${Math.round(two.cpuMs)} ms CPU each` : '') +
+          `  ${label.padEnd(20)} 1 lane ${fmt(one.perSecond)}/s` +
+            (two ? `, ${cpu(one)}   2 lanes ${fmt(two.perSecond)}/s, ${cpu(two)}` : '') +
             `   png ${Math.round(one.bytes / 1024)} KiB`,
         );
       console.log(`\n${s.name}`);

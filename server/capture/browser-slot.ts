@@ -5,6 +5,8 @@ import { ContextPrewarmer, type JobContextOptions, type JobPage } from './contex
 export interface BrowserLaunchOptions {
   executablePath: string;
   args: string[];
+  /** Playwright default switches to leave out. */
+  ignoreDefaultArgs: string[];
   /** Spare contexts kept ready. */
   prewarm: number;
   launchTimeoutMs: number;
@@ -64,6 +66,7 @@ export class BrowserSlot {
     const browser = await chromium.launch({
       executablePath: options.executablePath,
       args: options.args,
+      ignoreDefaultArgs: options.ignoreDefaultArgs,
       headless: true,
       timeout: options.launchTimeoutMs,
       // The engine owner closes the browser: a server finishing its jobs on SIGTERM needs it.

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
-import { egressChromiumArgs } from '../egress/chromium-args.js';
 import { BrowserSlot } from './browser-slot.js';
 import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed } from './capture-failures.js';
+import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import { withDeadline } from './deadline.js';
 import { egressDenial } from './egress-markers.js';
@@ -38,16 +38,6 @@ export interface ChromiumEngineOptions {
   launchTimeoutMs?: number;
 }
 
-/** Switches for a headless server: we run as root in containers, and want no background traffic. */
-const BASE_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-gpu',
-  '--disable-quic',
-];
 
 /** The bounded wait for network idle after `load`. */
 const NETWORK_IDLE_MAX_MS = 1_500;
@@ -71,7 +61,7 @@ const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535
 export class ChromiumEngine implements CaptureEngine {
   readonly name = 'chromium';
   private readonly recycleAfter: number;
-  private readonly args: string[];
+  private readonly commandLine: ChromiumCommandLine;
   private readonly log: (line: string) => void;
   /** The browser new captures go to. */
   private current: BrowserSlot | undefined;
@@ -84,11 +74,7 @@ export class ChromiumEngine implements CaptureEngine {
   constructor(private readonly options: ChromiumEngineOptions) {
     this.recycleAfter = Math.max(1, options.recycleAfter ?? 200);
     this.log = options.log ?? (() => undefined);
-    this.args = [
-      ...BASE_ARGS,
-      ...(options.proxyServer ? egressChromiumArgs(options.proxyServer) : []),
-      ...(options.extraArgs ?? []),
-    ];
+    this.commandLine = chromiumCommandLine(options.proxyServer, options.extraArgs);
   }
 
   async start(): Promise<void> {
@@ -334,7 +320,7 @@ export class ChromiumEngine implements CaptureEngine {
     if (this.closed) throw new Error('ChromiumEngine is closed');
     const slot = await BrowserSlot.launch({
       executablePath: this.options.executablePath,
-      args: this.args,
+      ...this.commandLine,
       prewarm: Math.max(0, this.options.prewarm ?? 1),
       launchTimeoutMs: this.options.launchTimeoutMs ?? 30_000,
       log: this.log,
