@@ -26,7 +26,10 @@ export class BrowserSlot {
   /** Captures running now. */
   inFlight = 0;
   /** No new captures go here; it closes when the last running one ends. */
-  retiring = false;
+  get retiring(): boolean {
+    return this.retired;
+  }
+  private retired = false;
   /** Settles when the browser is gone, whatever the cause. */
   readonly gone: Promise<void>;
   private connected = true;
@@ -90,6 +93,12 @@ export class BrowserSlot {
   /** A fresh context for one job (a pre-warmed one when its options match). */
   openJob(options: JobContextOptions): Promise<JobPage> {
     return this.prewarmer.take(options);
+  }
+
+  /** Takes no new captures: pre-warmed contexts are dropped, and none are made any more. */
+  retire(): void {
+    this.retired = true;
+    this.prewarmer.dispose();
   }
 
   /** Closes the browser, killing it when it does not close within a few seconds. */

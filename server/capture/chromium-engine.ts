@@ -251,13 +251,15 @@ export class ChromiumEngine implements CaptureEngine {
       await surviveNavigation(page, () => page.evaluate(scrollThroughPage, scroll));
       await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
     }
-    const geometry = await surviveNavigation(page, () => page.evaluate(settleAndMeasure));
-    const { clip, truncated } = clipFor(geometry, request, dpr);
-    const fastPng = await screenshot(job, clip, request.fullPage);
+    const { fastPng, truncated } = await surviveNavigation(page, async () => {
+      const geometry = await page.evaluate(settleAndMeasure);
+      const { clip, truncated } = clipFor(geometry, request, dpr);
+      return { fastPng: await screenshot(job, clip, request.fullPage), truncated };
+    });
     // Encoding runs on libvips threads while the renderer serialises the DOM.
     const [image, html] = await Promise.all([
       encodeScreenshot(fastPng, request.format, request.quality ?? DEFAULT_QUALITY),
-      page.content(),
+      surviveNavigation(page, () => page.content()),
     ]);
     return { image, truncated, html };
   }
@@ -296,7 +298,7 @@ export class ChromiumEngine implements CaptureEngine {
     slot.inFlight++;
     if (slot.captures >= this.recycleAfter && this.current === slot) {
       // Later captures go to a new browser; this one closes when its last capture ends.
-      slot.retiring = true;
+      slot.retire();
       this.current = undefined;
       this.launchInBackground('recycling the browser');
     }
@@ -402,17 +404,20 @@ function clipFor(
   };
 }
 
+/** What playwright and CDP answer when the document went away under a call. */
+const NAVIGATED_AWAY = /Execution context was destroyed|because of a navigation|page is navigating|Not attached to an active page/i;
+
 /**
- * Runs a page.evaluate that survives one navigation: a page that redirects itself by script after
- * `load` destroys the document the script ran in, so wait for the new one and run it there.
+ * Runs page work that survives one navigation: a page that moves itself by script after `load`
+ * destroys the document the work ran in, so wait for the new one and run it again there.
  */
-async function surviveNavigation<R>(page: Page, evaluate: () => Promise<R>): Promise<R> {
+async function surviveNavigation<R>(page: Page, work: () => Promise<R>): Promise<R> {
   try {
-    return await evaluate();
+    return await work();
   } catch (err) {
-    if (!/Execution context was destroyed|because of a navigation/i.test(String(err))) throw err;
+    if (!NAVIGATED_AWAY.test(String(err))) throw err;
     await page.waitForLoadState('load', { timeout: SETTLE_AFTER_NAVIGATION_MS }).catch(() => undefined);
-    return evaluate();
+    return work();
   }
 }
 
