@@ -1,8 +1,12 @@
 import type { Page, Request, Response } from 'playwright-core';
 import { TUNNEL_REFUSED_REASON, egressDenial, isTunnelRefusal } from './egress-markers.js';
 
-/** A network with no request in flight for this long counts as idle. */
-const QUIET_MS = 100;
+/**
+ * A network with no request in flight for this long counts as idle. Requests a page starts in
+ * its load handlers are reported before `load` itself, so this only has to catch those started
+ * by a timer right after; every millisecond here is added to every capture.
+ */
+const QUIET_MS = 50;
 const POLL_MS = 20;
 
 /**
