@@ -24,8 +24,9 @@ export interface ChromiumEngineOptions {
   /** Captures one browser process serves before a fresh one replaces it. @default 200 */
   recycleAfter?: number;
   /**
-   * Egress proxy every browser connection goes through, loopback included
-   * (`--proxy-server` with `--proxy-bypass-list=<-loopback>`). @default none: direct connections
+   * Egress proxy every browser connection goes through, loopback included: the switches of
+   * egressChromiumArgs() (`--proxy-server`, `--proxy-bypass-list=<-loopback>`, no WebRTC UDP,
+   * no QUIC). Contexts always block service workers. @default none: direct connections
    */
   proxyServer?: string;
   /** More Chromium switches, after ours. @default [] */
@@ -37,7 +38,6 @@ export interface ChromiumEngineOptions {
   /** Time allowed for Chromium to start. @default 30000 */
   launchTimeoutMs?: number;
 }
-
 
 /** The bounded wait for network idle after `load`. */
 const NETWORK_IDLE_MAX_MS = 1_500;
