@@ -31,7 +31,9 @@ const { values: flags } = parseArgs({
 });
 
 const chromiumPath = flags.chromium!;
-const rounds = Number(flags.rounds ?? (flags.quick ? 1 : 6));
+const rounds = Number(flags.rounds ?? (flags.quick ? 1 : 8));
+/** Rounds of the mix a method captures before the next method takes its turn. */
+const ROUNDS_PER_TURN = 2;
 const soakCaptures = flags.soak === undefined ? 0 : Number(flags.soak);
 const perRun = rounds * MIX.length;
 const idleSamples = flags.quick ? 5 : 15;
@@ -59,26 +61,47 @@ function memorySampler(pid: number, browsersOnly: boolean) {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-function perScenario(result: LoopResult): Record<string, number> {
+function perScenario(samples: LoopResult['samples']): Record<string, number> {
   return Object.fromEntries(
-    MIX.map((s, k) => [s.name, Math.round(quantile(result.samples.filter((x) => x.index % MIX.length === k).map((x) => x.ms), 0.5))]),
+    MIX.map((s, k) => [s.name, Math.round(quantile(samples.filter((x) => x.index % MIX.length === k).map((x) => x.ms), 0.5))]),
   );
 }
 
-async function measure(
-  method: string,
-  level: number,
-  pid: number,
-  browsersOnly: boolean,
-  capture: (index: number) => Promise<unknown>,
-  total = perRun,
-): Promise<{ summary: RunSummary; scenarios: Record<string, number> }> {
-  const stop = memorySampler(pid, browsersOnly);
-  const result = await closedLoop(total, level, async (i) => void (await capture(i)));
-  const summary = summarise(method, level, result.latenciesMs, result.failures, result.seconds, stop());
-  if (result.errors.length) log(`  ${method} c=${level}: ${result.errors.length} failure(s), first: ${result.errors[0]}`);
-  log(`  ${method} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms`);
-  return { summary, scenarios: perScenario(result) };
+interface Method {
+  name: string;
+  pid: number;
+  browsersOnly: boolean;
+  capture: (index: number) => Promise<unknown>;
+}
+
+/**
+ * Every method at one concurrency, in turns of a few rounds of the mix each (service, raw,
+ * new-browser, service, ...), so that other work on the machine during the run weighs on
+ * all three alike. A method's throughput is its captures over the time of its own turns.
+ */
+async function measureLevel(level: number, methods: Method[]) {
+  const turns = Math.max(1, Math.round(rounds / ROUNDS_PER_TURN));
+  const perTurn = Math.ceil(perRun / turns);
+  const acc = methods.map(() => ({ samples: [] as LoopResult['samples'], errors: [] as string[], seconds: 0, peak: 0 }));
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [m, method] of methods.entries()) {
+      const stop = memorySampler(method.pid, method.browsersOnly);
+      const offset = turn * perTurn;
+      const result = await closedLoop(Math.min(perTurn, perRun - offset), level, async (i) => void (await method.capture(offset + i)));
+      const a = acc[m];
+      a.samples.push(...result.samples.map((x) => ({ index: offset + x.index, ms: x.ms })));
+      a.errors.push(...result.errors);
+      a.seconds += result.seconds;
+      a.peak = Math.max(a.peak, stop());
+    }
+  }
+  return methods.map((method, m) => {
+    const a = acc[m];
+    const summary = summarise(method.name, level, a.samples.map((x) => x.ms), a.errors.length, a.seconds, a.peak);
+    if (a.errors.length) log(`  ${method.name} c=${level}: ${a.errors.length} failure(s), first: ${a.errors[0]}`);
+    log(`  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms`);
+    return { summary, scenarios: perScenario(a.samples) };
+  });
 }
 
 async function soakRun(service: ServiceUnderTest, url: (i: number) => string): Promise<SoakSample[]> {
@@ -105,19 +128,6 @@ async function soakRun(service: ServiceUnderTest, url: (i: number) => string): P
   if (result.failures) log(`  soak: ${result.failures} failure(s), first: ${result.errors[0]}`);
   log(`  soak: ${(soakCaptures / result.seconds).toFixed(2)} captures/s`);
   return samples;
-}
-
-/**
- * Every method at one concurrency, back to back, so a change in the machine's other load
- * during the run weighs on all three alike.
- */
-async function measureLevel(level: number, service: ServiceUnderTest, browser: Browser, url: (i: number) => string) {
-  await service.setConcurrency(level);
-  return [
-    await measure('service', level, service.pid, false, (i) => service.capture(url(i), scenarioAt(i))),
-    await measure('raw', level, process.pid, true, (i) => rawCapture(browser, url(i), scenarioAt(i))),
-    await measure('new-browser', level, process.pid, true, (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i))),
-  ];
 }
 
 /**
@@ -184,7 +194,15 @@ async function main() {
       images.push(await compareImages(MIX[k].name, await service.capture(url(k), MIX[k]), await rawCapture(browser, url(k), MIX[k])));
     }
     const all: Array<{ summary: RunSummary; scenarios: Record<string, number> }> = [];
-    for (const level of levels) all.push(...(await measureLevel(level, service, browser, url)));
+    const methods: Method[] = [
+      { name: 'service', pid: service.pid, browsersOnly: false, capture: (i) => service.capture(url(i), scenarioAt(i)) },
+      { name: 'raw', pid: process.pid, browsersOnly: true, capture: (i) => rawCapture(browser, url(i), scenarioAt(i)) },
+      { name: 'new-browser', pid: process.pid, browsersOnly: true, capture: (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i)) },
+    ];
+    for (const level of levels) {
+      await service.setConcurrency(level);
+      all.push(...(await measureLevel(level, methods)));
+    }
     const idle = await idleLatency(service, browser, url(0));
     log(`  idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, reused page p50 ${Math.round(idle.reusedSmallP50)} ms`);
     const durations = await service.jobDurations();
