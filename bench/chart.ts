@@ -91,7 +91,7 @@ export function soakChart(samples: SoakSample[], caption: string): string {
   const left = 70;
   const right = width - 70;
   const top = 40;
-  const bottom = height - 70;
+  const bottom = height - 80;
   const maxCaptures = Math.max(...samples.map((s) => s.captures), 1);
   const maxMiB = niceMax(Math.max(...samples.flatMap((s) => [s.serverRssMiB, s.browsersPssMiB])) * 1.1);
   const maxFds = niceMax(Math.max(...samples.map((s) => s.serverFds)) * 1.1);
@@ -111,20 +111,25 @@ export function soakChart(samples: SoakSample[], caption: string): string {
     parts.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end" fill="#6b7280">${Math.round((maxMiB * t) / 4)} MiB</text>`);
     parts.push(`<text x="${right + 6}" y="${y + 4}" fill="#6b7280">${Math.round((maxFds * t) / 4)} fds</text>`);
   }
+  for (let t = 0; t <= 4; t++) {
+    const c = Math.round((maxCaptures * t) / 4);
+    parts.push(`<line x1="${x(c)}" x2="${x(c)}" y1="${bottom}" y2="${bottom + 5}" stroke="#9ca3af"/>`);
+    parts.push(`<text x="${x(c)}" y="${bottom + 18}" text-anchor="middle" fill="#6b7280">${c}</text>`);
+  }
   parts.push(line(samples.map((s) => [x(s.captures), yMiB(s.serverRssMiB)]), '#2563eb'));
   parts.push(line(samples.map((s) => [x(s.captures), yMiB(s.browsersPssMiB)]), '#f59e0b'));
   parts.push(line(samples.map((s) => [x(s.captures), yFds(s.serverFds)]), '#10b981', true));
-  parts.push(`<text x="${(left + right) / 2}" y="${bottom + 20}" text-anchor="middle">captures</text>`);
+  parts.push(`<text x="${(left + right) / 2}" y="${bottom + 34}" text-anchor="middle">captures</text>`);
   const legend: Array<[string, string]> = [
     ['#2563eb', 'service RSS'],
     ['#f59e0b', 'browsers PSS'],
     ['#10b981', 'service open fds (right axis)'],
   ];
   legend.forEach(([colour, label], i) => {
-    parts.push(`<rect x="${left + i * 220}" y="${height - 42}" width="14" height="4" fill="${colour}"/>`);
-    parts.push(`<text x="${left + i * 220 + 20}" y="${height - 36}">${label}</text>`);
+    parts.push(`<rect x="${left + i * 220}" y="${height - 30}" width="14" height="4" fill="${colour}"/>`);
+    parts.push(`<text x="${left + i * 220 + 20}" y="${height - 24}">${label}</text>`);
   });
-  parts.push(`<text x="${left}" y="${height - 12}" fill="#6b7280" font-size="11">${escapeXml(caption)}</text>`);
+  parts.push(`<text x="${left}" y="${height - 6}" fill="#6b7280" font-size="11">${escapeXml(caption)}</text>`);
   parts.push('</svg>');
   return parts.join('\n');
 }

@@ -265,7 +265,8 @@ async function main() {
     const caption = `${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.chromium}, ${perRun} captures per bar (small, 10,000 px full page, 20 images)`;
     const chart = benchmarkChart(runs, caption);
     await fs.writeFile(path.join(outDir, 'bench.svg'), chart);
-    if (soak.length) await fs.writeFile(path.join(outDir, 'soak.svg'), soakChart(soak, caption));
+    const soakCaption = `${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.chromium}; the mix at concurrency ${DEFAULTS.concurrency}, browsers recycled every ${DEFAULTS.recycleAfter} captures`;
+    if (soak.length) await fs.writeFile(path.join(outDir, 'soak.svg'), soakChart(soak, soakCaption));
     await fs.writeFile(
       path.join(outDir, 'latest.json'),
       `${JSON.stringify(
