@@ -238,7 +238,11 @@ export class ChromiumEngine implements CaptureEngine {
     };
   }
 
-  /** Scrolls (full page), screenshots and serialises the page. */
+  /**
+   * Scrolls (full page), screenshots and serialises the page. A page that navigates by script
+   * while this runs (a redirect right after `load`) gets the work done again on its new
+   * document, so the image and the HTML are of the same, final page.
+   */
   private async shoot(
     job: JobPage,
     traffic: PageTraffic,
@@ -248,20 +252,27 @@ export class ChromiumEngine implements CaptureEngine {
     const dpr = request.preset.deviceScaleFactor;
     if (request.fullPage) {
       const scroll = { maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3), maxHeight: request.maxHeight };
-      await surviveNavigation(page, () => page.evaluate(scrollThroughPage, scroll));
+      await onFinalDocument(page, traffic, () => page.evaluate(scrollThroughPage, scroll));
       await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
     }
-    const { fastPng, truncated } = await surviveNavigation(page, async () => {
+    return onFinalDocument(page, traffic, async () => {
       const geometry = await page.evaluate(settleAndMeasure);
       const { clip, truncated } = clipFor(geometry, request, dpr);
-      return { fastPng: await screenshot(job, clip, request.fullPage), truncated };
+      // Page.captureScreenshot issued as the page commits a new document never answers.
+      const shot = screenshot(job, clip, request.fullPage);
+      shot.catch(() => undefined);
+      const fastPng = await Promise.race([
+        shot,
+        traffic.nextNavigation().then((): never => {
+          throw new Error('The page navigated during the screenshot');
+        }),
+      ]);
+      // Encoding runs on libvips threads while the renderer serialises the DOM.
+      const encoding = encodeScreenshot(fastPng, request.format, request.quality ?? DEFAULT_QUALITY);
+      encoding.catch(() => undefined);
+      const html = await page.content();
+      return { image: await encoding, truncated, html };
     });
-    // Encoding runs on libvips threads while the renderer serialises the DOM.
-    const [image, html] = await Promise.all([
-      encodeScreenshot(fastPng, request.format, request.quality ?? DEFAULT_QUALITY),
-      surviveNavigation(page, () => page.content()),
-    ]);
-    return { image, truncated, html };
   }
 
   /** Why a capture failed, in the terms the job service acts on. */
@@ -405,19 +416,32 @@ function clipFor(
 }
 
 /** What playwright and CDP answer when the document went away under a call. */
-const NAVIGATED_AWAY = /Execution context was destroyed|because of a navigation|page is navigating|Not attached to an active page/i;
+const NAVIGATED_AWAY =
+  /Execution context was destroyed|because of a navigation|page is navigating|navigated during|Not attached to an active page/i;
+/** Times work is redone for a page that keeps navigating; the last result stands. */
+const NAVIGATION_RETRIES = 2;
 
 /**
- * Runs page work that survives one navigation: a page that moves itself by script after `load`
- * destroys the document the work ran in, so wait for the new one and run it again there.
+ * Runs page work until it completes on one document: when the main frame navigated while it
+ * ran (it failed, or the document changed under it), waits for the new document to load and
+ * runs it again, a bounded number of times.
  */
-async function surviveNavigation<R>(page: Page, work: () => Promise<R>): Promise<R> {
-  try {
-    return await work();
-  } catch (err) {
-    if (!NAVIGATED_AWAY.test(String(err))) throw err;
+async function onFinalDocument<R>(page: Page, traffic: PageTraffic, work: () => Promise<R>): Promise<R> {
+  for (let attempt = 0; ; attempt++) {
+    const navigations = traffic.mainFrameNavigations;
+    try {
+      const result = await work();
+      if (traffic.mainFrameNavigations === navigations || attempt >= NAVIGATION_RETRIES) return result;
+    } catch (err) {
+      if (!NAVIGATED_AWAY.test(String(err)) || attempt >= NAVIGATION_RETRIES) throw err;
+    }
+    if (traffic.mainFrameNavigations === navigations) {
+      // The navigation has started but not committed yet.
+      await page
+        .waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: SETTLE_AFTER_NAVIGATION_MS })
+        .catch(() => undefined);
+    }
     await page.waitForLoadState('load', { timeout: SETTLE_AFTER_NAVIGATION_MS }).catch(() => undefined);
-    return work();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Page, Request, Response } from 'playwright-core';
+import type { Frame, Page, Request, Response } from 'playwright-core';
 import { TUNNEL_REFUSED_REASON, egressDenial, isTunnelRefusal } from './egress-markers.js';
 
 /**
@@ -11,14 +11,18 @@ const POLL_MS = 20;
 
 /**
  * Watches one page's requests: which are in flight (for a bounded network-idle wait) and which
- * the egress proxy refused, separating the main document from sub-requests.
+ * the egress proxy refused, separating the main document from sub-requests; and counts the
+ * documents the main frame commits, so a capture notices a page that navigated under it.
  */
 export class PageTraffic {
   /** Sub-requests the egress proxy refused. */
   blockedRequests = 0;
   /** The proxy's reason when the document shown in the main frame was refused, else null. */
   mainDocumentDenied: string | null = null;
+  /** Documents committed in the main frame so far; a change means the page navigated. */
+  mainFrameNavigations = 0;
   private readonly inFlight = new Set<Request>();
+  private navigationWaiters: Array<() => void> = [];
   private lastActivity = Date.now();
   private readonly detach: () => void;
 
@@ -43,8 +47,17 @@ export class PageTraffic {
     page.on('request', started);
     page.on('requestfinished', finished);
     page.on('requestfailed', failed);
+    const navigated = (frame: Frame) => {
+      if (frame !== page.mainFrame()) return;
+      this.mainFrameNavigations++;
+      const waiters = this.navigationWaiters;
+      this.navigationWaiters = [];
+      for (const wake of waiters) wake();
+    };
     page.on('response', responded);
+    page.on('framenavigated', navigated);
     this.detach = () => {
+      page.off('framenavigated', navigated);
       page.off('request', started);
       page.off('requestfinished', finished);
       page.off('requestfailed', failed);
@@ -62,6 +75,11 @@ export class PageTraffic {
       if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= QUIET_MS) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+  }
+
+  /** Resolves when the main frame next commits a document (never, if it does not). */
+  nextNavigation(): Promise<void> {
+    return new Promise((resolve) => this.navigationWaiters.push(resolve));
   }
 
   dispose(): void {
