@@ -1,4 +1,5 @@
 import { PRESETS, type Preset } from '../server/capture/presets.js';
+import { BASE_ARGS } from '../server/capture/chromium-switches.js';
 
 /** One page of the mix, captured the same way by every method. */
 export interface Scenario {
@@ -23,16 +24,12 @@ export const MIX: Scenario[] = [
 /** The scenario of the i-th capture of a run. */
 export const scenarioAt = (i: number): Scenario => MIX[i % MIX.length];
 
-/** Chromium switches for the raw and new-browser baselines, the service's own set. */
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-gpu',
-  '--disable-quic',
-];
+/**
+ * Chromium switches for the raw and new-browser baselines: the ones every headless run on these
+ * machines needs. The service adds its own renderer-saving switches on top (chromium-switches.ts);
+ * the baselines run Chromium as a playwright user would.
+ */
+export const CHROMIUM_ARGS = BASE_ARGS;
 
 /** Debian's Chromium binary (the /usr/bin/chromium wrapper script starts about 20 ms slower). */
 export const DEFAULT_CHROMIUM_PATH = '/usr/lib/chromium/chromium';

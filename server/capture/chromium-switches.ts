@@ -1,7 +1,7 @@
 import { egressChromiumArgs } from '../egress/chromium-args.js';
 
 /** Switches for a headless server: we run as root in containers and want no background traffic. */
-const BASE_ARGS = [
+export const BASE_ARGS = [
   '--no-sandbox',
   '--disable-background-networking',
   '--disable-component-update',

@@ -7,16 +7,8 @@ import { MEASURE_PAGE_SCRIPT, PAGE_SOURCE_SCRIPT, scrollThroughPageScript } from
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { PageGeometry } from '../../server/capture/page-scripts.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
 
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-gpu',
-  '--disable-quic',
-];
 
 describe('page scripts in Chromium', () => {
   let fixture: FixtureServer;
@@ -25,7 +17,7 @@ describe('page scripts in Chromium', () => {
 
   beforeAll(async () => {
     fixture = await startFixtureServer();
-    browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await chromium.launch({ executablePath: findChromium(), args: BASE_ARGS, timeout: 30_000 });
   });
 
   afterEach(async () => {

@@ -8,17 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
 
 const CHROMIUM = '/usr/lib/chromium/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-gpu',
-  '--disable-quic',
-];
 const ARTIFACTS = path.resolve('test-artifacts/panel');
 const BUILT_PANEL = path.resolve('dist/renderer/index.html');
 
@@ -78,7 +70,7 @@ describe('control panel', () => {
     fixture = await startFixtureServer();
     dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'sa-panel-'));
     srv = await startServer(loadConfig({}, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'] }), { log: () => undefined });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: BASE_ARGS, timeout: 30_000 });
     context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.url });
     context.setDefaultTimeout(15_000);
