@@ -8,7 +8,7 @@ import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureEngine, CaptureRequest } from '../../server/capture/engine.js';
 import { PRESETS, userAgentFor, type Preset } from '../../server/capture/presets.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { conformanceCases, type ConformanceHooks } from './conformance-cases.js';
+import { captureRequest, conformanceCases, type ConformanceHooks } from './conformance-cases.js';
 import { startDenyingProxy, type DenyingProxy } from './denying-proxy.js';
 
 const executablePath = findChromium();
@@ -52,20 +52,9 @@ const isAlive = (pid: number) => {
   }
 };
 
-function request(fixture: FixtureServer, path: string, overrides: Partial<CaptureRequest> = {}): CaptureRequest {
-  return {
-    url: fixture.url + path,
-    preset: PRESETS.desktop,
-    fullPage: false,
-    googlebot: false,
-    format: 'png',
-    maxHeight: 16_384,
-    navigationTimeoutMs: 15_000,
-    captureTimeoutMs: 15_000,
-    maxSourceBytes: 5_000_000,
-    ...overrides,
-  };
-}
+/** A request for a page of the fixture server. */
+const request = (fixture: FixtureServer, path: string, overrides: Partial<CaptureRequest> = {}) =>
+  captureRequest(fixture.url, path, overrides);
 
 let fixture: FixtureServer;
 beforeAll(async () => {

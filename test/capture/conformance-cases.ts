@@ -23,7 +23,7 @@ export interface ConformanceCase {
 }
 
 /** A request with the service's defaults, shortened time-outs aside. */
-function request(fixtureUrl: string, path: string, overrides: Partial<CaptureRequest> = {}): CaptureRequest {
+export function captureRequest(fixtureUrl: string, path: string, overrides: Partial<CaptureRequest> = {}): CaptureRequest {
   return {
     url: fixtureUrl + path,
     preset: PRESETS.desktop,
@@ -79,7 +79,7 @@ async function rejection(work: Promise<unknown>): Promise<Error> {
 }
 
 async function assertCapturesAfterwards(engine: CaptureEngine, fixtureUrl: string): Promise<void> {
-  const next = await engine.capture(request(fixtureUrl, '/small.html'));
+  const next = await engine.capture(captureRequest(fixtureUrl, '/small.html'));
   await assertImage(next, 'png', 1920, 1080);
   assert.ok(engine.isReady(), 'the engine is ready again');
 }
@@ -90,7 +90,7 @@ function presetCase(preset: Preset, width: number, height: number): ConformanceC
     async run(engine, fixtureUrl) {
       const progress: number[] = [];
       const result = await engine.capture(
-        request(fixtureUrl, '/small.html', { preset, onProgress: (p) => progress.push(p) }),
+        captureRequest(fixtureUrl, '/small.html', { preset, onProgress: (p) => progress.push(p) }),
       );
       await assertImage(result, 'png', width, height);
       assert.equal(result.truncated, false);
@@ -107,7 +107,7 @@ async function userAgentCase(
   mustContain: string[],
 ): Promise<void> {
   const path = `/ua?case=${unique()}`;
-  const result = await engine.capture(request(fixtureUrl, path, { preset, googlebot }));
+  const result = await engine.capture(captureRequest(fixtureUrl, path, { preset, googlebot }));
   const version = engine.chromiumVersion();
   assert.match(version, /^\d+\.\d+\.\d+\.\d+$/, 'a full Chromium version');
   const expected = userAgentFor(preset, googlebot, version);
@@ -128,10 +128,10 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'uses the viewport override instead of the preset size, keeping its pixel ratio',
     async run(engine, fixtureUrl) {
-      const desktop = await engine.capture(request(fixtureUrl, '/small.html', { viewport: { width: 1280, height: 720 } }));
+      const desktop = await engine.capture(captureRequest(fixtureUrl, '/small.html', { viewport: { width: 1280, height: 720 } }));
       await assertImage(desktop, 'png', 1280, 720);
       const mobile = await engine.capture(
-        request(fixtureUrl, '/small.html', { preset: PRESETS.mobile, viewport: { width: 400, height: 800 } }),
+        captureRequest(fixtureUrl, '/small.html', { preset: PRESETS.mobile, viewport: { width: 400, height: 800 } }),
       );
       await assertImage(mobile, 'png', 1200, 2400);
     },
@@ -140,11 +140,11 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'captures the full height of a 5000 px page, times the pixel ratio',
     async run(engine, fixtureUrl) {
-      const desktop = await engine.capture(request(fixtureUrl, '/tall.html?h=5000', { fullPage: true }));
+      const desktop = await engine.capture(captureRequest(fixtureUrl, '/tall.html?h=5000', { fullPage: true }));
       await assertImage(desktop, 'png', 1920, 5000);
       assert.equal(desktop.truncated, false);
       const mobile = await engine.capture(
-        request(fixtureUrl, '/tall.html?h=5000', { fullPage: true, preset: PRESETS.mobile }),
+        captureRequest(fixtureUrl, '/tall.html?h=5000', { fullPage: true, preset: PRESETS.mobile }),
       );
       await assertImage(mobile, 'png', 1170, 15000);
       assert.equal(mobile.truncated, false);
@@ -154,11 +154,11 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'cuts a full page at maxHeight and says it was truncated',
     async run(engine, fixtureUrl) {
-      const desktop = await engine.capture(request(fixtureUrl, '/tall.html?h=5000', { fullPage: true, maxHeight: 2000 }));
+      const desktop = await engine.capture(captureRequest(fixtureUrl, '/tall.html?h=5000', { fullPage: true, maxHeight: 2000 }));
       await assertImage(desktop, 'png', 1920, 2000);
       assert.equal(desktop.truncated, true);
       const tablet = await engine.capture(
-        request(fixtureUrl, '/tall.html?h=5000', { fullPage: true, maxHeight: 2000, preset: PRESETS.tablet }),
+        captureRequest(fixtureUrl, '/tall.html?h=5000', { fullPage: true, maxHeight: 2000, preset: PRESETS.tablet }),
       );
       await assertImage(tablet, 'png', 2048, 4000);
       assert.equal(tablet.truncated, true);
@@ -169,7 +169,7 @@ export const conformanceCases: ConformanceCase[] = [
     name: 'scrolls a full page first so lazy content loads and is captured',
     async run(engine, fixtureUrl) {
       const before = (await seen(fixtureUrl, '/lazy-loaded')).length;
-      const result = await engine.capture(request(fixtureUrl, '/lazy.html', { fullPage: true }));
+      const result = await engine.capture(captureRequest(fixtureUrl, '/lazy.html', { fullPage: true }));
       assert.equal((await seen(fixtureUrl, '/lazy-loaded')).length, before + 1, 'the lazy request was made');
       // 3000 px of page plus the 1000 px block that appears at the bottom.
       await assertImage(result, 'png', 1920, 4000);
@@ -196,11 +196,11 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'returns the page HTML, or null when it is larger than maxSourceBytes',
     async run(engine, fixtureUrl) {
-      const small = await engine.capture(request(fixtureUrl, '/small.html'));
+      const small = await engine.capture(captureRequest(fixtureUrl, '/small.html'));
       assert.ok(small.html?.includes('<h1 id="title">Hello from the fixture</h1>'), 'the serialised page');
-      const big = await engine.capture(request(fixtureUrl, '/big-source.html?kb=200', { maxSourceBytes: 100_000 }));
+      const big = await engine.capture(captureRequest(fixtureUrl, '/big-source.html?kb=200', { maxSourceBytes: 100_000 }));
       assert.equal(big.html, null);
-      const fits = await engine.capture(request(fixtureUrl, '/big-source.html?kb=50', { maxSourceBytes: 100_000 }));
+      const fits = await engine.capture(captureRequest(fixtureUrl, '/big-source.html?kb=50', { maxSourceBytes: 100_000 }));
       assert.ok(fits.html && fits.html.length > 50 * 1024);
     },
   },
@@ -208,11 +208,11 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'encodes jpeg and webp at the requested quality',
     async run(engine, fixtureUrl) {
-      const jpeg = await engine.capture(request(fixtureUrl, '/tall.html?h=1080', { format: 'jpeg', quality: 60 }));
+      const jpeg = await engine.capture(captureRequest(fixtureUrl, '/tall.html?h=1080', { format: 'jpeg', quality: 60 }));
       await assertImage(jpeg, 'jpeg', 1920, 1080);
-      const jpegBest = await engine.capture(request(fixtureUrl, '/tall.html?h=1080', { format: 'jpeg', quality: 95 }));
+      const jpegBest = await engine.capture(captureRequest(fixtureUrl, '/tall.html?h=1080', { format: 'jpeg', quality: 95 }));
       assert.ok(jpegBest.image.length > jpeg.image.length, 'higher quality, larger file');
-      const webp = await engine.capture(request(fixtureUrl, '/tall.html?h=1080', { format: 'webp', preset: PRESETS.tablet }));
+      const webp = await engine.capture(captureRequest(fixtureUrl, '/tall.html?h=1080', { format: 'webp', preset: PRESETS.tablet }));
       await assertImage(webp, 'webp', 2048, 1536);
     },
   },
@@ -220,7 +220,7 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'captures an HTTP error page like any other page',
     async run(engine, fixtureUrl) {
-      const result = await engine.capture(request(fixtureUrl, '/status/404'));
+      const result = await engine.capture(captureRequest(fixtureUrl, '/status/404'));
       await assertImage(result, 'png', 1920, 1080);
       assert.ok(result.html?.includes('status 404'));
     },
@@ -230,7 +230,7 @@ export const conformanceCases: ConformanceCase[] = [
     name: 'gives every capture a fresh context: no cookies or storage from an earlier one',
     async run(engine, fixtureUrl) {
       for (let i = 0; i < 2; i++) {
-        const result = await engine.capture(request(fixtureUrl, '/visit.html'));
+        const result = await engine.capture(captureRequest(fixtureUrl, '/visit.html'));
         assert.ok(result.html?.includes('earlier visits: 0, cookie: no'), `visit ${i + 1} saw a fresh profile`);
       }
     },
@@ -240,7 +240,7 @@ export const conformanceCases: ConformanceCase[] = [
     name: 'fails a page that never answers with a clear time-out message',
     async run(engine, fixtureUrl) {
       const started = Date.now();
-      const err = await rejection(engine.capture(request(fixtureUrl, '/hang', { navigationTimeoutMs: 2_000 })));
+      const err = await rejection(engine.capture(captureRequest(fixtureUrl, '/hang', { navigationTimeoutMs: 2_000 })));
       assert.equal(err.name, 'CaptureError');
       assert.match(err.message, /^Timed out after 2 s loading http:\/\/127\.0\.0\.1:\d+\/hang$/);
       assert.ok(Date.now() - started < 10_000, 'within its time-out');
@@ -252,7 +252,7 @@ export const conformanceCases: ConformanceCase[] = [
     async run(engine) {
       const port = await closedPort();
       const url = `http://127.0.0.1:${port}/`;
-      const err = await rejection(engine.capture(request('', url)));
+      const err = await rejection(engine.capture(captureRequest('', url)));
       assert.equal(err.name, 'CaptureError');
       assert.equal(err.message, `Could not load ${url}: net::ERR_CONNECTION_REFUSED`);
     },
@@ -263,7 +263,7 @@ export const conformanceCases: ConformanceCase[] = [
     async run(engine, fixtureUrl) {
       const started = Date.now();
       const err = await rejection(
-        engine.capture(request(fixtureUrl, '/loop.html', { navigationTimeoutMs: 5_000, captureTimeoutMs: 3_000 })),
+        engine.capture(captureRequest(fixtureUrl, '/loop.html', { navigationTimeoutMs: 5_000, captureTimeoutMs: 3_000 })),
       );
       assert.equal(err.name, 'CaptureError');
       assert.match(err.message, /Timed out after \d+ s/);
@@ -277,7 +277,7 @@ export const conformanceCases: ConformanceCase[] = [
     async run(engine, fixtureUrl) {
       const started = Date.now();
       const err = await rejection(
-        engine.capture(request(fixtureUrl, '/memory-hog.html?mb=256', { navigationTimeoutMs: 5_000, captureTimeoutMs: 3_000 })),
+        engine.capture(captureRequest(fixtureUrl, '/memory-hog.html?mb=256', { navigationTimeoutMs: 5_000, captureTimeoutMs: 3_000 })),
       );
       assert.equal(err.name, 'CaptureError');
       assert.ok(Date.now() - started < 5_000 + 3_000 + 10_000, 'within its time-outs and the clean-up bound');
@@ -293,7 +293,7 @@ export const conformanceCases: ConformanceCase[] = [
       setTimeout(() => controller.abort(reason), 500);
       const started = Date.now();
       const err = await rejection(
-        engine.capture(request(fixtureUrl, '/hang', { navigationTimeoutMs: 20_000, signal: controller.signal })),
+        engine.capture(captureRequest(fixtureUrl, '/hang', { navigationTimeoutMs: 20_000, signal: controller.signal })),
       );
       assert.equal(err, reason);
       assert.ok(Date.now() - started < 5_000, 'promptly');
@@ -306,7 +306,7 @@ export const conformanceCases: ConformanceCase[] = [
     requires: 'crashBrowser',
     async run(engine, fixtureUrl, hooks) {
       if (!hooks?.crashBrowser) return;
-      const capture = engine.capture(request(fixtureUrl, '/hang', { navigationTimeoutMs: 20_000 }));
+      const capture = engine.capture(captureRequest(fixtureUrl, '/hang', { navigationTimeoutMs: 20_000 }));
       await new Promise((resolve) => setTimeout(resolve, 500));
       const started = Date.now();
       await hooks.crashBrowser(engine);

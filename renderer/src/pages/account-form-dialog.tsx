@@ -4,6 +4,7 @@ import type { Account, Plan } from '../admin-types.js';
 import { CheckboxField, SelectField, TextField } from '../components/fields.js';
 import { Modal } from '../components/modal.js';
 import { routeApiError } from '../field-errors.js';
+import { FormFooter } from '../components/form-footer.js';
 
 const FIELDS = ['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit'] as const;
 type FieldName = (typeof FIELDS)[number];
@@ -93,19 +94,7 @@ export function AccountFormDialog({ account, onClose, onSaved }: { account?: Acc
             hint="Screenshots per calendar month. Empty: the default."
           />
         </div>
-        {errors.form && (
-          <p class="form-error" role="alert">
-            {errors.form}
-          </p>
-        )}
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? 'Saving…' : account ? 'Save' : 'Create account'}
-          </button>
-        </div>
+        <FormFooter error={errors.form} busy={busy} onCancel={onClose} submitLabel={account ? 'Save' : 'Create account'} busyLabel="Saving…" />
       </form>
     </Modal>
   );

@@ -7,6 +7,7 @@ import { ListEditor, useListEditor } from '../components/list-editor.js';
 import { Modal } from '../components/modal.js';
 import { routeApiError } from '../field-errors.js';
 import { whitelistEntryError } from '../ip-whitelist.js';
+import { FormFooter } from '../components/form-footer.js';
 
 /**
  * Creates a key, then shows the secret once. The secret lives only in this dialog's state: it is
@@ -81,19 +82,7 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
           emptyText="Empty: the key works from any address."
           hint="IPv4 or IPv6, single addresses or CIDR ranges."
         />
-        {errors.form && (
-          <p class="form-error" role="alert">
-            {errors.form}
-          </p>
-        )}
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? 'Creating…' : 'Create key'}
-          </button>
-        </div>
+        <FormFooter error={errors.form} busy={busy} onCancel={onClose} submitLabel="Create key" busyLabel="Creating…" />
       </form>
     </Modal>
   );

@@ -6,6 +6,7 @@ import { ListEditor, useListEditor } from '../components/list-editor.js';
 import { Modal } from '../components/modal.js';
 import { routeApiError } from '../field-errors.js';
 import { whitelistEntryError } from '../ip-whitelist.js';
+import { FormFooter } from '../components/form-footer.js';
 
 export function KeyEditDialog({ apiKey, onClose, onSaved }: { apiKey: Key; onClose: () => void; onSaved: (k: Key) => void }) {
   const [name, setName] = useState(apiKey.name);
@@ -45,19 +46,7 @@ export function KeyEditDialog({ apiKey, onClose, onSaved }: { apiKey: Key; onClo
           emptyText="Empty: the key works from any address."
           hint="IPv4 or IPv6, single addresses or CIDR ranges. Requests from other addresses get 403 “IP not allowed”."
         />
-        {errors.form && (
-          <p class="form-error" role="alert">
-            {errors.form}
-          </p>
-        )}
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? 'Saving…' : 'Save'}
-          </button>
-        </div>
+        <FormFooter error={errors.form} busy={busy} onCancel={onClose} submitLabel="Save" busyLabel="Saving…" />
       </form>
     </Modal>
   );
