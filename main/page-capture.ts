@@ -3,7 +3,7 @@ import type { ImageFormat } from '../server/capture/engine.js';
 import { encodeScreenshot, type EncodedImage } from '../server/capture/image-encoder.js';
 import type { PageGeometry } from '../server/capture/page-scripts.js';
 import type { Preset } from '../server/capture/presets.js';
-import { clipFor, type Clip } from './capture-clip.js';
+import { clipFor, type Clip } from '../server/capture/capture-clip.js';
 import type { JobWindow } from './job-window.js';
 import { MEASURE_PAGE_SCRIPT, NEXT_FRAME, PAGE_SOURCE_SCRIPT, scrollThroughPageScript } from './page-scripts.js';
 

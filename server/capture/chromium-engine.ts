@@ -10,13 +10,13 @@ import {
   type CaptureEngine,
   type CaptureRequest,
   type CaptureResult,
-  type ImageFormat,
 } from './engine.js';
 import { DEFAULT_QUALITY, encodeScreenshot, type EncodedImage } from './image-encoder.js';
-import { scrollThroughPage, settleAndMeasure, type PageGeometry } from './page-scripts.js';
+import { scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { userAgentFor } from './presets.js';
 import { Tripwire } from './tripwire.js';
+import { clipFor, type Clip } from './capture-clip.js';
 
 export interface ChromiumEngineOptions {
   /** The Chromium executable, usually from findChromium(). */
@@ -49,9 +49,6 @@ const SETTLE_AFTER_NAVIGATION_MS = 5_000;
 const OPEN_JOB_TIMEOUT_MS = 10_000;
 /** A context that does not close in this long has a hung renderer; the browser is killed. */
 const CLOSE_JOB_TIMEOUT_MS = 5_000;
-/** Encoders' largest side in pixels: libwebp stops at 16383, JPEG at 65535. */
-const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535, webp: 16_383 };
-
 /**
  * Captures pages in the system Chromium through playwright-core: one browser process, a fresh
  * isolated context per capture, screenshots through CDP: PNG as Chromium encodes it, JPEG and
@@ -257,7 +254,7 @@ export class ChromiumEngine implements CaptureEngine {
     }
     return onFinalDocument(page, traffic, async () => {
       const geometry = await page.evaluate(settleAndMeasure);
-      const { clip, truncated } = clipFor(geometry, request, dpr);
+      const { clip, truncated } = clipFor(geometry, request, dpr, dpr);
       // Page.captureScreenshot issued as the page commits a new document never answers.
       const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');
       shot.catch(() => undefined);
@@ -370,50 +367,6 @@ function report(request: CaptureRequest, progress: number): void {
   } catch {
     // A progress listener's failure is not the capture's.
   }
-}
-
-/** CDP's Page.Viewport: a rectangle in CSS pixels and the scale applied to it. */
-interface Clip {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-  scale: number;
-}
-
-/**
- * The area to capture, in CSS pixels of the page, and the scale that turns it into device
- * pixels. Our CDP session does not share playwright's device-metrics override, so the scale
- * carries the device pixel ratio; a zoomed-out mobile page (no viewport meta tag) adds its
- * pinch-zoom scale, so the image keeps the viewport's width.
- */
-function clipFor(
-  geometry: PageGeometry,
-  request: CaptureRequest,
-  dpr: number,
-): { clip: Clip; truncated: boolean } {
-  const zoom = geometry.scale > 0 ? geometry.scale : 1;
-  const scale = dpr * zoom;
-  if (!request.fullPage) {
-    return {
-      clip: {
-        x: geometry.viewportX,
-        y: geometry.viewportY,
-        width: geometry.viewportWidth,
-        height: geometry.viewportHeight,
-        scale,
-      },
-      truncated: false,
-    };
-  }
-  // Heights below are in CSS pixels of the viewport, the unit of `maxHeight`.
-  const maxHeight = Math.max(1, Math.min(request.maxHeight, Math.floor(MAX_IMAGE_SIDE[request.format] / dpr)));
-  const fullHeight = geometry.fullHeight * zoom;
-  const height = Math.min(fullHeight, maxHeight);
-  return {
-    clip: { x: 0, y: 0, width: geometry.viewportWidth, height: height / zoom, scale },
-    truncated: fullHeight > maxHeight,
-  };
 }
 
 /** What playwright and CDP answer when the document went away under a call. */

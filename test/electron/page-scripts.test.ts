@@ -2,7 +2,7 @@
 // engine Electron embeds) against the fixture pages, and the clip arithmetic around them.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clipFor } from '../../main/capture-clip.js';
+import { clipFor } from '../../server/capture/capture-clip.js';
 import { MEASURE_PAGE_SCRIPT, PAGE_SOURCE_SCRIPT, scrollThroughPageScript } from '../../main/page-scripts.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { PageGeometry } from '../../server/capture/page-scripts.js';

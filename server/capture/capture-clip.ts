@@ -1,5 +1,5 @@
-import type { ImageFormat } from '../server/capture/engine.js';
-import type { PageGeometry } from '../server/capture/page-scripts.js';
+import type { ImageFormat } from './engine.js';
+import type { PageGeometry } from './page-scripts.js';
 
 /** CDP's Page.Viewport: a rectangle in CSS pixels of the page and the scale applied to it. */
 export interface Clip {
@@ -14,17 +14,22 @@ export interface Clip {
 const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535, webp: 16_383 };
 
 /**
- * The area to capture in CSS pixels of the page, and whether a full page was cut. The
- * debugger's own device emulation multiplies by the device pixel ratio, so the clip's scale
- * is only the pinch zoom of a zoomed-out mobile page (no viewport meta tag), which keeps the
- * image at the viewport's width. The height cap also keeps within what the encoder can write.
+ * The area to capture in CSS pixels of the page, and whether a full page was cut. A zoomed-out
+ * mobile page (no viewport meta tag) adds its pinch-zoom scale, so the image keeps the
+ * viewport's width. The height cap also keeps within what the encoder can write at `dpr`.
+ *
+ * `clipDpr` is the device pixel ratio the clip's scale must carry itself: the Chromium engine's
+ * CDP session does not share playwright's device-metrics override, so it passes `dpr`; the
+ * Electron debugger emulates the device on its own, so the clip carries none (1).
  */
 export function clipFor(
   geometry: PageGeometry,
   request: { fullPage: boolean; maxHeight: number; format: ImageFormat },
   dpr: number,
+  clipDpr = 1,
 ): { clip: Clip; truncated: boolean } {
   const zoom = geometry.scale > 0 ? geometry.scale : 1;
+  const scale = clipDpr * zoom;
   if (!request.fullPage) {
     return {
       clip: {
@@ -32,7 +37,7 @@ export function clipFor(
         y: geometry.viewportY,
         width: geometry.viewportWidth,
         height: geometry.viewportHeight,
-        scale: zoom,
+        scale,
       },
       truncated: false,
     };
@@ -42,7 +47,7 @@ export function clipFor(
   const fullHeight = geometry.fullHeight * zoom;
   const height = Math.min(fullHeight, maxHeight);
   return {
-    clip: { x: 0, y: 0, width: geometry.viewportWidth, height: height / zoom, scale: zoom },
+    clip: { x: 0, y: 0, width: geometry.viewportWidth, height: height / zoom, scale },
     truncated: fullHeight > maxHeight,
   };
 }
