@@ -55,7 +55,7 @@ async function main() {
             await traffic.networkIdle(1500);
             lap('network idle after scrolling');
           }
-          const geometry = await job.page.evaluate(settleAndMeasure);
+          const geometry = await job.page.evaluate(settleAndMeasure, {});
           lap('fonts + one frame + measure');
           const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
           const { data } = (await job.cdp.send('Page.captureScreenshot', {

@@ -1,67 +1,27 @@
 // Scripts the ElectronEngine runs in the captured page, as source text for
-// executeJavaScriptInIsolatedWorld. They must stay self-contained expressions. They mirror
-// server/capture/page-scripts.ts, which the Chromium engine passes to page.evaluate, with one
-// difference: a hidden window may not run animation frames, so a timer stands in for a frame.
+// executeJavaScriptInIsolatedWorld. They must stay self-contained expressions. The scroll and
+// measure scripts are the Chromium engine's own functions (server/capture/page-scripts.ts),
+// serialised with a timer standing in for frames a hidden window may not render.
+import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
 
 /** One rendered frame, or 100 ms if no frame comes. */
 export const NEXT_FRAME =
   'new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); })';
 
-/**
- * Scrolls down one screen at a time to the bottom (or `maxHeight` CSS pixels) so scroll
- * handlers and IntersectionObserver load lazy content, gives content that grows at the bottom
- * two frames, stops after `maxMs` wherever it is, and returns to the top.
- */
-export function scrollThroughPageScript(options: { maxMs: number; maxHeight: number }): string {
-  return `(async () => {
-    const deadline = performance.now() + ${Number(options.maxMs)};
-    const frame = () => ${NEXT_FRAME};
-    const bottom = () => {
-      const root = document.documentElement;
-      const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
-      return Math.max(0, Math.min(height, ${Number(options.maxHeight)}) - window.innerHeight);
-    };
-    let y = 0;
-    let steps = 0;
-    while (performance.now() < deadline) {
-      if (y >= bottom()) {
-        await frame();
-        await frame();
-        if (y >= bottom()) break;
-      }
-      y = Math.min(y + window.innerHeight, bottom());
-      window.scrollTo({ top: y, left: 0, behavior: 'instant' });
-      steps++;
-      await frame();
-    }
-    window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
-    await frame();
-    return steps;
-  })()`;
-}
+/** Frames a hidden window may never render count as done after this long. */
+const FRAME_FALLBACK_MS = 100;
 
 /**
- * Waits for web fonts and one frame (the raw screenshot command right after load sometimes
- * fails without), then measures the visual viewport and the document: a PageGeometry.
+ * The Chromium engine's scroll-through (server/capture/page-scripts.ts) as source text, with
+ * the frame fallback a hidden window needs.
  */
-export const MEASURE_PAGE_SCRIPT = `(async () => {
-  await document.fonts.ready;
-  await ${NEXT_FRAME};
-  const root = document.documentElement;
-  const body = document.body;
-  const vv = window.visualViewport;
-  return {
-    viewportX: vv ? vv.pageLeft : window.scrollX,
-    viewportY: vv ? vv.pageTop : window.scrollY,
-    viewportWidth: vv ? vv.width : window.innerWidth,
-    viewportHeight: vv ? vv.height : window.innerHeight,
-    scale: vv ? vv.scale : 1,
-    fullHeight: Math.max(
-      root ? root.scrollHeight : 0, root ? root.offsetHeight : 0, root ? root.clientHeight : 0,
-      body ? body.scrollHeight : 0, body ? body.offsetHeight : 0, body ? body.clientHeight : 0,
-    ),
-  };
-})()`;
+export function scrollThroughPageScript(options: { maxMs: number; maxHeight: number }): string {
+  const args = { maxMs: Number(options.maxMs), maxHeight: Number(options.maxHeight), frameFallbackMs: FRAME_FALLBACK_MS };
+  return `(${scrollThroughPage.toString()})(${JSON.stringify(args)})`;
+}
+
+/** The Chromium engine's settle-and-measure as source text: a PageGeometry. */
+export const MEASURE_PAGE_SCRIPT = `(${settleAndMeasure.toString()})(${JSON.stringify({ frameFallbackMs: FRAME_FALLBACK_MS })})`;
 
 /** The serialised page with its doctype, as Playwright's page.content() gives it. */
 export const PAGE_SOURCE_SCRIPT = `(() =>

@@ -253,7 +253,7 @@ export class ChromiumEngine implements CaptureEngine {
       await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
     }
     return onFinalDocument(page, traffic, async () => {
-      const geometry = await page.evaluate(settleAndMeasure);
+      const geometry = await page.evaluate(settleAndMeasure, {});
       const { clip, truncated } = clipFor(geometry, request, dpr, dpr);
       // Page.captureScreenshot issued as the page commits a new document never answers.
       const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');

@@ -6,6 +6,11 @@ export interface ScrollOptions {
   maxMs: number;
   /** Do not scroll past this many CSS pixels (the full-page height cap). */
   maxHeight: number;
+  /**
+   * Count a frame as done after this long even if none was rendered: a hidden Electron window
+   * may run no animation frames. @default 0 (wait for the frame)
+   */
+  frameFallbackMs?: number;
 }
 
 /**
@@ -13,12 +18,16 @@ export interface ScrollOptions {
  * rendered frame so IntersectionObserver and scroll handlers load lazy content, waits at the
  * bottom for content that grows, then returns to the top.
  */
-export async function scrollThroughPage({ maxMs, maxHeight }: ScrollOptions): Promise<number> {
+export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0 }: ScrollOptions): Promise<number> {
   const deadline = performance.now() + maxMs;
-  const frame = () => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  const frame = () =>
+    new Promise<void>((resolve) => {
+      requestAnimationFrame(() => setTimeout(resolve, 0));
+      if (frameFallbackMs > 0) setTimeout(resolve, frameFallbackMs);
+    });
   const bottom = () => {
     const root = document.documentElement;
-    const height = Math.max(root.scrollHeight, document.body ? document.body.scrollHeight : 0);
+    const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
     return Math.max(0, Math.min(height, maxHeight) - window.innerHeight);
   };
   let y = 0;
@@ -55,10 +64,14 @@ export interface PageGeometry {
 /**
  * Waits for web fonts and one rendered frame, then measures the page. Without the wait,
  * Page.captureScreenshot right after load sometimes fails with "Unable to capture screenshot".
+ * `frameFallbackMs` as in ScrollOptions.
  */
-export async function settleAndMeasure(): Promise<PageGeometry> {
+export async function settleAndMeasure({ frameFallbackMs = 0 }: { frameFallbackMs?: number } = {}): Promise<PageGeometry> {
   await document.fonts.ready;
-  await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+  await new Promise<void>((resolve) => {
+    requestAnimationFrame(() => resolve());
+    if (frameFallbackMs > 0) setTimeout(resolve, frameFallbackMs);
+  });
   const root = document.documentElement;
   const body = document.body;
   const vv = window.visualViewport;
@@ -69,9 +82,9 @@ export async function settleAndMeasure(): Promise<PageGeometry> {
     viewportHeight: vv ? vv.height : window.innerHeight,
     scale: vv ? vv.scale : 1,
     fullHeight: Math.max(
-      root.scrollHeight,
-      root.offsetHeight,
-      root.clientHeight,
+      root ? root.scrollHeight : 0,
+      root ? root.offsetHeight : 0,
+      root ? root.clientHeight : 0,
       body ? body.scrollHeight : 0,
       body ? body.offsetHeight : 0,
       body ? body.clientHeight : 0,
