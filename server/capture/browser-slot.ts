@@ -95,6 +95,11 @@ export class BrowserSlot {
     return this.prewarmer.take(options);
   }
 
+  /** Prepares a context for the next job, once a job's capture is over. */
+  prepareNext(options: JobContextOptions): void {
+    if (!this.retired) this.prewarmer.prepare(options);
+  }
+
   /** Takes no new captures: pre-warmed contexts are dropped, and none are made any more. */
   retire(): void {
     this.retired = true;

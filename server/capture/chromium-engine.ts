@@ -166,6 +166,7 @@ export class ChromiumEngine implements CaptureEngine {
       traffic.dispose();
       const closing = this.closeJob(slot, job);
       onClosing(closing.then(() => undefined));
+      slot.prepareNext(contextOptions);
       return closing;
     };
     let result: CaptureResult;
@@ -212,12 +213,14 @@ export class ChromiumEngine implements CaptureEngine {
       if (tripwire.error) throw err;
       this.log(`chromium: ${url} did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
     });
-    await tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS));
+    // Requests started before or in the load handlers are already in flight: wait for those.
+    // Whatever a page starts after `load` is caught when the capture is measured (shoot()).
+    await tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
     if (traffic.mainDocumentDenied) throw egressBlocked(traffic.mainDocumentDenied);
     report(request, 40);
 
     const { image, truncated, html } = await withDeadline(
-      tripwire.race(this.shoot(job, traffic, request)),
+      tripwire.race(this.shoot(job, traffic, request, traffic.requestsStarted)),
       captureTimeoutMs,
       () => captureTimedOut(url, captureTimeoutMs),
     );
@@ -236,40 +239,59 @@ export class ChromiumEngine implements CaptureEngine {
   }
 
   /**
-   * Scrolls (full page), screenshots and serialises the page. A page that navigates by script
-   * while this runs (a redirect right after `load`) gets the work done again on its new
-   * document, so the image and the HTML are of the same, final page.
+   * Scrolls (a full page that loads content on scrolling), measures, screenshots and
+   * serialises the page. A page that navigates by script while this runs (a redirect right
+   * after `load`) gets the work done again on its new document, so the image and the HTML are
+   * of the same, final page.
+   *
+   * `requestsSeen` is the page's request count when its network was last found idle. The
+   * measurement waits for web fonts and a rendered frame; a page that started requests in the
+   * meantime (a timer or a frame callback right after `load`, a fetch chained to another) gets
+   * its network waited for, with a quiet period, and is measured again.
    */
   private async shoot(
     job: JobPage,
     traffic: PageTraffic,
     request: CaptureRequest,
+    requestsSeen: number,
   ): Promise<{ image: EncodedImage; truncated: boolean; html: string | null }> {
     const { page } = job;
     const dpr = request.preset.deviceScaleFactor;
     if (request.fullPage) {
-      const scroll = { maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3), maxHeight: request.maxHeight };
-      await onFinalDocument(page, traffic, () => page.evaluate(scrollThroughPage, scroll));
-      await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
+      const scroll = { maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3), maxHeight: request.maxHeight, onlyWhenLazy: true };
+      const steps = await onFinalDocument(page, traffic, () => page.evaluate(scrollThroughPage, scroll));
+      if (steps > 0) {
+        await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
+        requestsSeen = traffic.requestsStarted;
+      }
     }
+    const idleUntil = Date.now() + NETWORK_IDLE_MAX_MS;
+    const measure = async () => {
+      for (;;) {
+        const geometry = await page.evaluate(settleAndMeasure, {});
+        if (traffic.requestsStarted === requestsSeen || Date.now() >= idleUntil) return geometry;
+        requestsSeen = traffic.requestsStarted;
+        await traffic.networkIdle(idleUntil - Date.now());
+      }
+    };
     return onFinalDocument(page, traffic, async () => {
-      const geometry = await page.evaluate(settleAndMeasure, {});
+      const geometry = await measure();
       const { clip, truncated } = clipFor(geometry, request, dpr, dpr);
       // Page.captureScreenshot issued as the page commits a new document never answers.
       const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');
       shot.catch(() => undefined);
+      // The renderer serialises the DOM while the compositor rasterises and the browser encodes.
+      const source = page.content();
+      source.catch(() => undefined);
       const png = await Promise.race([
         shot,
         traffic.nextNavigation().then((): never => {
           throw new Error('The page navigated during the screenshot');
         }),
       ]);
-      // Encoding runs on libvips threads while the renderer serialises the DOM.
-      const encoding =
-        request.format === 'png' ? Promise.resolve(pngAsIs(png)) : encodeScreenshot(png, request.format, request.quality ?? DEFAULT_QUALITY);
-      encoding.catch(() => undefined);
-      const html = await page.content();
-      return { image: await encoding, truncated, html };
+      // JPEG and WebP encoding runs on libvips threads.
+      const image = request.format === 'png' ? pngAsIs(png) : await encodeScreenshot(png, request.format, request.quality ?? DEFAULT_QUALITY);
+      return { image, truncated, html: await source };
     });
   }
 

@@ -11,6 +11,51 @@ export interface ScrollOptions {
    * may run no animation frames. @default 0 (wait for the frame)
    */
   frameFallbackMs?: number;
+  /**
+   * Scroll only a page that may load content as it is scrolled into view; every other page
+   * returns at once. A page qualifies when it is taller than the window and has native lazy
+   * images or frames, any frame, embed or object (whose own scripts cannot be seen from here),
+   * a scroll handler property on the window or the document, or scripts that observe
+   * intersections or listen for scrolling, as watchLazyLoading() notes when it is installed as
+   * an init script in the page's own world. @default false (always scroll)
+   */
+  onlyWhenLazy?: boolean;
+}
+
+/**
+ * An init script for the page's own world: notes, without changing what the page sees, when
+ * the page observes an element's intersection with the viewport or listens for scroll events
+ * on the window or the document — the two ways scripts load content as it scrolls into view.
+ * The wrappers are proxies of the native functions, so they still look native to the page.
+ */
+export function watchLazyLoading(): void {
+  // The same registered symbol as in scrollThroughPage: both functions must stay self-contained.
+  const mark = Symbol.for('screenshot-appliance.loads-on-scroll');
+  const note = () => {
+    Object.defineProperty(window, mark, { value: true, configurable: true, enumerable: false });
+  };
+  const wrap = (owner: object, name: string, when: (self: unknown, args: unknown[]) => boolean) => {
+    const descriptor = Object.getOwnPropertyDescriptor(owner, name);
+    if (!descriptor || typeof descriptor.value !== 'function') return;
+    const original = descriptor.value as (...args: unknown[]) => unknown;
+    const proxy = new Proxy(original, {
+      apply(target, self, args: unknown[]) {
+        if (when(self, args)) note();
+        return Reflect.apply(target, self, args);
+      },
+    });
+    Object.defineProperty(owner, name, { ...descriptor, value: proxy });
+  };
+  if (typeof IntersectionObserver === 'function') wrap(IntersectionObserver.prototype, 'observe', () => true);
+  if (typeof EventTarget === 'function') {
+    wrap(
+      EventTarget.prototype,
+      'addEventListener',
+      (self, args) =>
+      // An unqualified addEventListener(...) call in a strict script passes no `this`: the window.
+      (self === undefined || self === window || self === document) && args[0] === 'scroll',
+    );
+  }
 }
 
 /**
@@ -18,7 +63,20 @@ export interface ScrollOptions {
  * rendered frame so IntersectionObserver and scroll handlers load lazy content, waits at the
  * bottom for content that grows, then returns to the top.
  */
-export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0 }: ScrollOptions): Promise<number> {
+export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false }: ScrollOptions): Promise<number> {
+  const loadsOnScroll = () => {
+    const root = document.documentElement;
+    const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
+    if (height <= window.innerHeight) return false;
+    const marks = window as unknown as Record<symbol, unknown>;
+    return (
+      marks[Symbol.for('screenshot-appliance.loads-on-scroll')] === true ||
+      typeof window.onscroll === 'function' ||
+      typeof document.onscroll === 'function' ||
+      document.querySelector('[loading="lazy" i], iframe, frame, object, embed') !== null
+    );
+  };
+  if (onlyWhenLazy && !loadsOnScroll()) return 0;
   const deadline = performance.now() + maxMs;
   const frame = () =>
     new Promise<void>((resolve) => {

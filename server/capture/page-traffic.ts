@@ -2,9 +2,9 @@ import type { Frame, Page, Request, Response } from 'playwright-core';
 import { TUNNEL_REFUSED_REASON, egressDenial, isTunnelRefusal } from './egress-markers.js';
 
 /**
- * A network with no request in flight for this long counts as idle. Requests a page starts in
- * its load handlers are reported before `load` itself, so this only has to catch those started
- * by a timer right after; every millisecond here is added to every capture.
+ * Once a page has started requests after `load`, the network counts as idle when none has been
+ * in flight for this long, so requests that follow one another (a script that fetches data,
+ * then the images it names) are waited for as one.
  */
 const QUIET_MS = 50;
 const POLL_MS = 20;
@@ -21,6 +21,8 @@ export class PageTraffic {
   mainDocumentDenied: string | null = null;
   /** Documents committed in the main frame so far; a change means the page navigated. */
   mainFrameNavigations = 0;
+  /** Requests the page has started so far; a change means the network was busy again. */
+  requestsStarted = 0;
   private readonly inFlight = new Set<Request>();
   private navigationWaiters: Array<() => void> = [];
   private lastActivity = Date.now();
@@ -29,6 +31,7 @@ export class PageTraffic {
   constructor(private readonly page: Page) {
     const started = (request: Request) => {
       this.inFlight.add(request);
+      this.requestsStarted++;
       this.lastActivity = Date.now();
     };
     const finished = (request: Request) => {
@@ -66,13 +69,14 @@ export class PageTraffic {
   }
 
   /**
-   * Resolves once no request has been in flight for a moment, or after `maxMs` whatever
-   * happens (pages that poll or stream never go idle, and that is no reason to fail).
+   * Resolves once no request has been in flight for `quietMs`, or after `maxMs` whatever
+   * happens (pages that poll or stream never go idle, and that is no reason to fail). With
+   * `quietMs` 0 it resolves as soon as nothing is in flight.
    */
-  async networkIdle(maxMs: number): Promise<void> {
+  async networkIdle(maxMs: number, quietMs = QUIET_MS): Promise<void> {
     const deadline = Date.now() + maxMs;
     while (Date.now() < deadline) {
-      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= QUIET_MS) return;
+      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }

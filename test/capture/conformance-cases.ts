@@ -178,6 +178,24 @@ export const conformanceCases: ConformanceCase[] = [
   },
 
   {
+    name: 'scrolls a full page whose script observes intersections, and captures what loads',
+    async run(engine, fixtureUrl) {
+      const before = (await seen(fixtureUrl, '/lazy-loaded?kind=io')).length;
+      const result = await engine.capture(captureRequest(fixtureUrl, '/lazy-kind.html?kind=io', { fullPage: true }));
+      assert.equal((await seen(fixtureUrl, '/lazy-loaded?kind=io')).length, before + 1, 'the lazy request was made');
+      assert.ok(result.html?.includes('lazy content loaded'));
+    },
+  },
+
+  {
+    name: 'waits for requests a page starts after load, one after another, before capturing',
+    async run(engine, fixtureUrl) {
+      const result = await engine.capture(captureRequest(fixtureUrl, '/late.html'));
+      assert.ok(result.html?.includes('late content arrived'), 'the page as it is once its late requests are done');
+    },
+  },
+
+  {
     name: 'sends the mobile user agent with the real Chromium version',
     run: (engine, fixtureUrl) => userAgentCase(engine, fixtureUrl, PRESETS.mobile, false, ['Android', 'Mobile Safari']),
   },
