@@ -2,10 +2,10 @@
 // each, on the benchmark's pages. `npx tsc -p tsconfig.json && node dist/bench/capture-stages.js
 // [--rounds N] [--chromium PATH]`. Prints the median of each step per page; it asserts nothing.
 // The steps are the engine's own building blocks, called in the engine's order; a fresh
-// context is opened on the spot here, where the engine takes one it prepared in advance.
+// context is opened on the spot here, where the engine takes one it prepared in advance, and a
+// page that starts requests after load would be waited for again (not these pages).
 import { parseArgs } from 'node:util';
 import { openJobPage } from '../server/capture/context-prewarmer.js';
-import { encodeScreenshot } from '../server/capture/image-encoder.js';
 import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
 import { PageTraffic } from '../server/capture/page-traffic.js';
 import { userAgentFor } from '../server/capture/presets.js';
@@ -47,29 +47,24 @@ async function main() {
           lap('goto until DOMContentLoaded');
           await job.page.waitForLoadState('load');
           lap('until load');
-          await traffic.networkIdle(1500);
-          lap('network idle (100 ms quiet)');
+          await traffic.networkIdle(1500, 0);
+          lap('requests in flight at load');
           if (s.fullPage) {
-            await job.page.evaluate(scrollThroughPage, { maxMs: 5000, maxHeight: 16_384 });
-            lap('scroll through for lazy content');
-            await traffic.networkIdle(1500);
-            lap('network idle after scrolling');
+            const steps = await job.page.evaluate(scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });
+            lap(`scroll through (only a page that loads on scrolling: ${steps} steps)`);
           }
           const geometry = await job.page.evaluate(settleAndMeasure, {});
           lap('fonts + one frame + measure');
           const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
-          const { data } = (await job.cdp.send('Page.captureScreenshot', {
-            format: 'png',
-            optimizeForSpeed: true,
-            captureBeyondViewport: s.fullPage,
-            clip: { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor },
-          })) as { data: string };
-          lap('CDP captureScreenshot (fast PNG)');
-          const png = Buffer.from(data, 'base64');
-          await encodeScreenshot(png, 'png');
-          lap('re-encode PNG with sharp');
+          const clip = { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor };
+          const source = job.page.content();
+          await job.cdp.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: s.fullPage, clip });
+          await source;
+          lap("CDP captureScreenshot (Chromium's PNG), page.content() alongside");
           await job.page.content();
-          lap('page.content()');
+          lap('for comparison: page.content() alone');
+          await job.cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true, captureBeyondViewport: s.fullPage, clip });
+          lap('for comparison: CDP captureScreenshot, optimizeForSpeed');
           const chromiumPng = await job.page.screenshot({ fullPage: s.fullPage, type: 'png' });
           lap("for comparison: playwright screenshot (Chromium's own PNG)");
           void chromiumPng;

@@ -1,5 +1,5 @@
 // Capture throughput of ChromiumEngine against plain playwright in the same process.
-//   npx tsc -p tsconfig.json && node dist/bench/engine-micro.js [rounds]
+//   npx tsc -p tsconfig.json && node dist/bench/engine-micro.js [rounds]   (CHROMIUM_PATH picks the browser)
 // (or `npx jiti bench/engine-micro.ts`). Prints captures per second, CPU time per capture
 // (this process, libvips threads included, plus the browser's process group) and ratios.
 // CPU time is the figure to trust on a shared machine; it asserts nothing.
@@ -8,25 +8,11 @@ import { chromium, type Browser } from 'playwright-core';
 import { ChromiumEngine } from '../server/capture/chromium-engine.js';
 import { findChromium } from '../server/capture/chromium-path.js';
 import type { CaptureRequest } from '../server/capture/engine.js';
-import { PRESETS, userAgentFor, type Preset } from '../server/capture/presets.js';
+import { userAgentFor } from '../server/capture/presets.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
+import { CHROMIUM_ARGS as ARGS, MIX as SCENARIOS, type Scenario } from './scenarios.js';
 
 const ROUNDS = Number(process.argv[2] ?? 12);
-const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--no-first-run', '--disable-gpu', '--disable-quic'];
-
-interface Scenario {
-  name: string;
-  path: string;
-  preset: Preset;
-  fullPage: boolean;
-}
-
-const SCENARIOS: Scenario[] = [
-  { name: 'desktop viewport png', path: '/tall.html?h=3000', preset: PRESETS.desktop, fullPage: false },
-  { name: 'mobile viewport png', path: '/tall.html?h=3000', preset: PRESETS.mobile, fullPage: false },
-  { name: 'desktop full page png 10000 px', path: '/tall.html?h=10000', preset: PRESETS.desktop, fullPage: true },
-];
 
 /** One capture the way a script using playwright directly would do it. */
 async function playwrightCapture(browser: Browser, url: string, s: Scenario, version: string): Promise<number> {
@@ -110,7 +96,7 @@ async function measure(rounds: number, lanes: number, one: () => Promise<number>
 const fmt = (n: number) => n.toFixed(2);
 
 async function main(): Promise<void> {
-  const executablePath = findChromium();
+  const executablePath = findChromium(process.env.CHROMIUM_PATH);
   const fixture = await startFixtureServer();
   const engine = new ChromiumEngine({ executablePath });
   const browser = await chromium.launch({ executablePath, args: ARGS });
