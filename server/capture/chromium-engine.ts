@@ -33,7 +33,11 @@ export interface ChromiumEngineOptions {
   extraArgs?: string[];
   /** Where the engine reports relaunches and hung browsers. @default silent */
   log?: (line: string) => void;
-  /** Fresh contexts kept ready for the next jobs. @default 1 */
+  /**
+   * Fresh contexts kept ready for the next jobs. Two, so that back-to-back captures and the
+   * default two at a time each find one ready (one spare is a renderer process, about 30 MiB).
+   * @default 2
+   */
   prewarm?: number;
   /** Time allowed for Chromium to start. @default 30000 */
   launchTimeoutMs?: number;
@@ -244,10 +248,11 @@ export class ChromiumEngine implements CaptureEngine {
    * after `load`) gets the work done again on its new document, so the image and the HTML are
    * of the same, final page.
    *
-   * `requestsSeen` is the page's request count when its network was last found idle. The
-   * measurement waits for web fonts and a rendered frame; a page that started requests in the
-   * meantime (a timer or a frame callback right after `load`, a fetch chained to another) gets
-   * its network waited for, with a quiet period, and is measured again.
+   * `requestsSeen` is the page's request count when its network was last found idle. A page
+   * that started more requests before the screenshot was taken (a timer right after `load`, a
+   * fetch chained to another) is not done loading: its network is waited for, with a quiet
+   * period, and the screenshot taken again — at most until NETWORK_IDLE_MAX_MS after the first
+   * measurement, so a page that polls gets one more screenshot, not an endless series.
    */
   private async shoot(
     job: JobPage,
@@ -256,7 +261,6 @@ export class ChromiumEngine implements CaptureEngine {
     requestsSeen: number,
   ): Promise<{ image: EncodedImage; truncated: boolean; html: string | null }> {
     const { page } = job;
-    const dpr = request.preset.deviceScaleFactor;
     if (request.fullPage) {
       const scroll = { maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3), maxHeight: request.maxHeight, onlyWhenLazy: true };
       const steps = await onFinalDocument(page, traffic, () => page.evaluate(scrollThroughPage, scroll));
@@ -266,33 +270,41 @@ export class ChromiumEngine implements CaptureEngine {
       }
     }
     const idleUntil = Date.now() + NETWORK_IDLE_MAX_MS;
-    const measure = async () => {
+    const { png, truncated, html } = await onFinalDocument(page, traffic, async () => {
       for (;;) {
-        const geometry = await page.evaluate(settleAndMeasure, {});
-        if (traffic.requestsStarted === requestsSeen || Date.now() >= idleUntil) return geometry;
+        const shot = await this.screenshotOnce(job, traffic, request);
+        if (traffic.requestsStarted === requestsSeen || Date.now() >= idleUntil) return shot;
         requestsSeen = traffic.requestsStarted;
         await traffic.networkIdle(idleUntil - Date.now());
       }
-    };
-    return onFinalDocument(page, traffic, async () => {
-      const geometry = await measure();
-      const { clip, truncated } = clipFor(geometry, request, dpr, dpr);
-      // Page.captureScreenshot issued as the page commits a new document never answers.
-      const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');
-      shot.catch(() => undefined);
-      // The renderer serialises the DOM while the compositor rasterises and the browser encodes.
-      const source = page.content();
-      source.catch(() => undefined);
-      const png = await Promise.race([
-        shot,
-        traffic.nextNavigation().then((): never => {
-          throw new Error('The page navigated during the screenshot');
-        }),
-      ]);
-      // JPEG and WebP encoding runs on libvips threads.
-      const image = request.format === 'png' ? pngAsIs(png) : await encodeScreenshot(png, request.format, request.quality ?? DEFAULT_QUALITY);
-      return { image, truncated, html: await source };
     });
+    // JPEG and WebP encoding runs on libvips threads.
+    const image = request.format === 'png' ? pngAsIs(png) : await encodeScreenshot(png, request.format, request.quality ?? DEFAULT_QUALITY);
+    return { image, truncated, html };
+  }
+
+  /** Measures the page, then takes the screenshot while the renderer serialises the DOM. */
+  private async screenshotOnce(
+    job: JobPage,
+    traffic: PageTraffic,
+    request: CaptureRequest,
+  ): Promise<{ png: Buffer; truncated: boolean; html: string | null }> {
+    const { page } = job;
+    const dpr = request.preset.deviceScaleFactor;
+    const geometry = await page.evaluate(settleAndMeasure, { waitForFrame: false });
+    const { clip, truncated } = clipFor(geometry, request, dpr, dpr);
+    // Page.captureScreenshot issued as the page commits a new document never answers.
+    const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');
+    shot.catch(() => undefined);
+    const source = page.content();
+    source.catch(() => undefined);
+    const png = await Promise.race([
+      shot,
+      traffic.nextNavigation().then((): never => {
+        throw new Error('The page navigated during the screenshot');
+      }),
+    ]);
+    return { png, truncated, html: await source };
   }
 
   /** Why a capture failed, in the terms the job service acts on. */
@@ -354,7 +366,7 @@ export class ChromiumEngine implements CaptureEngine {
     const slot = await BrowserSlot.launch({
       executablePath: this.options.executablePath,
       ...this.commandLine,
-      prewarm: Math.max(0, this.options.prewarm ?? 1),
+      prewarm: Math.max(0, this.options.prewarm ?? 2),
       launchTimeoutMs: this.options.launchTimeoutMs ?? 30_000,
       log: this.log,
     });

@@ -190,8 +190,20 @@ export const conformanceCases: ConformanceCase[] = [
   {
     name: 'waits for requests a page starts after load, one after another, before capturing',
     async run(engine, fixtureUrl) {
-      const result = await engine.capture(captureRequest(fixtureUrl, '/late.html'));
-      assert.ok(result.html?.includes('late content arrived'), 'the page as it is once its late requests are done');
+      const topBand = async (result: CaptureResult) => {
+        const { data } = await sharp(result.image).extract({ left: 1000, top: 80, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true });
+        return [...data.subarray(0, 3)];
+      };
+      for (const via of ['timer', 'frame']) {
+        const result = await engine.capture(captureRequest(fixtureUrl, `/late.html?via=${via}`));
+        assert.ok(result.html?.includes('late content arrived'), `the page once its late requests are done (${via})`);
+        assert.deepEqual(await topBand(result), [0, 255, 0], `the picture once its late requests are done (${via})`);
+      }
+      // Requests that start 100 ms after load, while a 10,000 px page is being captured: the
+      // picture is taken again once they are done.
+      const tall = await engine.capture(captureRequest(fixtureUrl, '/late.html?via=timer&after=100&h=10000', { fullPage: true }));
+      assert.ok(tall.html?.includes('late content arrived'), 'the tall page once its late requests are done');
+      assert.deepEqual(await topBand(tall), [0, 255, 0], 'the tall picture once its late requests are done');
     },
   },
 
