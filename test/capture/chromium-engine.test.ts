@@ -11,7 +11,7 @@ import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-serv
 import { captureRequest, conformanceCases, type ConformanceHooks } from './conformance-cases.js';
 import { startDenyingProxy, type DenyingProxy } from './denying-proxy.js';
 
-const executablePath = findChromium();
+const executablePath = findChromium(process.env.CHROMIUM_PATH);
 
 // Every process this file starts inherits this variable, so leaks are found among the other
 // browsers running on the machine at the same time.

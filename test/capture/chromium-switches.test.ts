@@ -23,7 +23,7 @@ describe('chromiumCommandLine', () => {
   });
 
   it("leaves playwright's own --disable-features out of the launched browser's command line", async () => {
-    const engine = new ChromiumEngine({ executablePath: findChromium() });
+    const engine = new ChromiumEngine({ executablePath: findChromium(process.env.CHROMIUM_PATH) });
     try {
       await engine.start();
       const cmdline = fs.readFileSync(`/proc/${engine.browserPid()}/cmdline`, 'latin1').split('\0');

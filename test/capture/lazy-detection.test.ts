@@ -19,7 +19,7 @@ describe('scrolling only pages that load content on scrolling', () => {
 
   beforeAll(async () => {
     fixture = await startFixtureServer();
-    browser = await chromium.launch({ executablePath: findChromium(), args: BASE_ARGS, timeout: 30_000 });
+    browser = await chromium.launch({ executablePath: findChromium(process.env.CHROMIUM_PATH), args: BASE_ARGS, timeout: 30_000 });
   });
 
   afterAll(async () => {

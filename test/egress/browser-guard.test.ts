@@ -51,7 +51,7 @@ describe('the egress guard in front of the Chromium engine', () => {
     fixture = await startFixtureServer();
     const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }, { resolve });
     proxy = await startEgressProxy({ policy, log: (m) => denials.push(m) });
-    engine = new ChromiumEngine({ executablePath: findChromium(), proxyServer: proxy.url });
+    engine = new ChromiumEngine({ executablePath: findChromium(process.env.CHROMIUM_PATH), proxyServer: proxy.url });
     await engine.start();
   });
 

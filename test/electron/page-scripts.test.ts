@@ -17,7 +17,7 @@ describe('page scripts in Chromium', () => {
 
   beforeAll(async () => {
     fixture = await startFixtureServer();
-    browser = await chromium.launch({ executablePath: findChromium(), args: BASE_ARGS, timeout: 30_000 });
+    browser = await chromium.launch({ executablePath: findChromium(process.env.CHROMIUM_PATH), args: BASE_ARGS, timeout: 30_000 });
   });
 
   afterEach(async () => {
