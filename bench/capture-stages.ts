@@ -51,10 +51,10 @@ async function main() {
           lap('requests in flight at load');
           if (s.fullPage) {
             const steps = await job.page.evaluate(scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });
-            lap(`scroll through (only a page that loads on scrolling: ${steps} steps)`);
+            lap(`decide to scroll, and scroll (${steps} steps)`);
           }
-          const geometry = await job.page.evaluate(settleAndMeasure, {});
-          lap('fonts + one frame + measure');
+          const geometry = await job.page.evaluate(settleAndMeasure, { waitForFrame: false });
+          lap('fonts + measure');
           const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
           const clip = { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor };
           const source = job.page.content();
