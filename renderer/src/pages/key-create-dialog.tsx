@@ -2,47 +2,22 @@ import { useState } from 'preact/hooks';
 import { api } from '../api-client.js';
 import type { Account, CreatedKey, Key } from '../admin-types.js';
 import { CopyButton } from '../components/copy-button.js';
-import { TextField } from '../components/fields.js';
-import { ListEditor, useListEditor } from '../components/list-editor.js';
-import { Modal } from '../components/modal.js';
-import { routeApiError } from '../field-errors.js';
-import { whitelistEntryError } from '../ip-whitelist.js';
 import { FormFooter } from '../components/form-footer.js';
+import { Modal } from '../components/modal.js';
+import { KeyFormFields, useKeyForm } from './key-form.js';
 
 /**
  * Creates a key, then shows the secret once. The secret lives only in this dialog's state: it is
  * handed to nobody else and gone when the dialog closes.
  */
 export function KeyCreateDialog({ account, onCreated, onClose }: { account: Account; onCreated: (k: Key) => void; onClose: () => void }) {
-  const [name, setName] = useState('');
-  const whitelist = useListEditor([], whitelistEntryError);
-  const [errors, setErrors] = useState<{ name?: string; form?: string }>({});
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
-
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const entries = whitelist.commit();
-    if (!entries) return;
-    if (name.trim() === '') {
-      setErrors({ name: 'Give the key a name that says who uses it, e.g. “billing-service”.' });
-      return;
-    }
-    setErrors({});
-    setBusy(true);
-    try {
-      const k = await api<CreatedKey>(`/admin/api/accounts/${account.id}/keys`, { method: 'POST', body: { name: name.trim(), ip_whitelist: entries } });
-      const { key: _secret, ...visible } = k;
-      onCreated(visible);
-      setCreated(k);
-    } catch (err) {
-      const { field, message } = routeApiError(err, ['name', 'ip_whitelist'] as const);
-      if (field === 'ip_whitelist') whitelist.setError(message);
-      else setErrors({ [field ?? 'form']: message });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const form = useKeyForm({ name: '', ip_whitelist: [] }, 'Give the key a name that says who uses it, e.g. “billing-service”.', async (body) => {
+    const k = await api<CreatedKey>(`/admin/api/accounts/${account.id}/keys`, { method: 'POST', body });
+    const { key: _secret, ...visible } = k;
+    onCreated(visible);
+    setCreated(k);
+  });
 
   if (created) {
     return (
@@ -71,18 +46,10 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
   }
 
   return (
-    <Modal key="form" title={`New key for ${account.email}`} onClose={onClose} busy={busy}>
-      <form onSubmit={submit} noValidate>
-        <TextField label="Name" value={name} onInput={setName} error={errors.name} autoFocus hint="Who or what uses the key." />
-        <ListEditor
-          state={whitelist}
-          label="IP whitelist"
-          inputLabel="Add an IP address or CIDR range"
-          placeholder="203.0.113.7 or 10.0.0.0/8"
-          emptyText="Empty: the key works from any address."
-          hint="IPv4 or IPv6, single addresses or CIDR ranges."
-        />
-        <FormFooter error={errors.form} busy={busy} onCancel={onClose} submitLabel="Create key" busyLabel="Creating…" />
+    <Modal key="form" title={`New key for ${account.email}`} onClose={onClose} busy={form.busy}>
+      <form onSubmit={form.submit} noValidate>
+        <KeyFormFields form={form} autoFocus nameHint="Who or what uses the key." whitelistHint="IPv4 or IPv6, single addresses or CIDR ranges." />
+        <FormFooter error={form.errors.form} busy={form.busy} onCancel={onClose} submitLabel="Create key" busyLabel="Creating…" />
       </form>
     </Modal>
   );
