@@ -2,19 +2,9 @@ import { ValidationError } from './errors.js';
 import type { Config } from './config.js';
 import { canonicalEntry } from './auth/ip-whitelist.js';
 import type { Store } from './store/datastores.js';
+import type { Settings } from './settings-shape.js';
 
-/** Settings an admin can change while the service runs (admin API and control panel). */
-export interface Settings {
-  concurrency: number;
-  queue_limit: number;
-  navigation_timeout_ms: number;
-  capture_timeout_ms: number;
-  retention_days: number;
-  full_page_max_height: number;
-  egress_allow: string[];
-  egress_deny_lan: boolean;
-  public_base_url: string | null;
-}
+export type { Settings };
 
 const INTEGER_BOUNDS: Record<string, [number, number]> = {
   concurrency: [1, 64],

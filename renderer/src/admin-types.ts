@@ -97,17 +97,7 @@ export interface Usage {
   accounts?: { account_id: string; email: string; days: DayCount[] }[];
 }
 
-export interface Settings {
-  concurrency: number;
-  queue_limit: number;
-  navigation_timeout_ms: number;
-  capture_timeout_ms: number;
-  retention_days: number;
-  full_page_max_height: number;
-  egress_allow: string[];
-  egress_deny_lan: boolean;
-  public_base_url: string | null;
-}
+export type { Settings } from '../../server/settings-shape.js';
 
 export interface DeliveryAttempt {
   at: string;
