@@ -251,8 +251,8 @@ export class ChromiumEngine implements CaptureEngine {
    * `requestsSeen` is the page's request count when its network was last found idle. A page
    * that started more requests before the screenshot was taken (a timer right after `load`, a
    * fetch chained to another) is not done loading: its network is waited for, with a quiet
-   * period, and the screenshot taken again — at most until NETWORK_IDLE_MAX_MS after the first
-   * measurement, so a page that polls gets one more screenshot, not an endless series.
+   * period, and the screenshot taken again — only until NETWORK_IDLE_MAX_MS after the first
+   * screenshot began, so a page that polls gets a few more screenshots, not an endless series.
    */
   private async shoot(
     job: JobPage,
