@@ -147,7 +147,11 @@ export class ElectronEngine implements CaptureEngine {
     if (denied) throw egressBlocked(denied);
   }
 
-  /** Scrolls (full page), screenshots and serialises the page. */
+  /**
+   * Scrolls (full page), screenshots and serialises the page. As in the Chromium engine, a page
+   * that started requests while this ran is not done loading: its network is waited for and the
+   * picture taken again, until NETWORK_IDLE_MAX_MS after the first one began.
+   */
   private async shoot(
     job: JobWindow,
     request: CaptureRequest,
@@ -159,18 +163,22 @@ export class ElectronEngine implements CaptureEngine {
       format: request.format,
       quality: request.quality ?? DEFAULT_QUALITY,
     };
-    let shot: Shot;
     if (request.fullPage) {
       await scrollThroughPage(job.contents, {
         maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3),
         maxHeight: request.maxHeight,
       });
       await job.networkIdle(NETWORK_IDLE_MAX_MS);
-      shot = await captureFullPage(job, options, request.maxHeight);
-    } else {
-      shot = await captureViewport(job, options);
     }
-    return { shot, html: await readPageSource(job.contents) };
+    let seen = job.requestsStarted();
+    const idleUntil = Date.now() + NETWORK_IDLE_MAX_MS;
+    for (;;) {
+      const shot = request.fullPage ? await captureFullPage(job, options, request.maxHeight) : await captureViewport(job, options);
+      const html = await readPageSource(job.contents);
+      if (job.requestsStarted() === seen || Date.now() >= idleUntil) return { shot, html };
+      seen = job.requestsStarted();
+      await job.networkIdle(idleUntil - Date.now());
+    }
   }
 }
 

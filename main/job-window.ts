@@ -41,6 +41,8 @@ export interface JobWindow {
    * happens (pages that poll or stream never go idle, and that is no reason to fail).
    */
   networkIdle(maxMs: number): Promise<void>;
+  /** Requests the page has started so far; a change means the network was busy again. */
+  requestsStarted(): number;
   /**
    * Never resolves; rejects when the renderer crashes or hangs, the window goes away, or
    * `interrupt` is called. Race every step of the capture against it.
@@ -89,6 +91,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   let blocked = 0;
   let pageDenial: string | null = null;
   const pending = new Set<number>();
+  let started = 0;
   let lastActivity = Date.now();
   const settled = (id: number) => {
     pending.delete(id);
@@ -96,6 +99,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   };
   ses.webRequest.onSendHeaders((details) => {
     pending.add(details.id);
+    started++;
     lastActivity = Date.now();
   });
   ses.webRequest.onHeadersReceived((details, callback) => {
@@ -194,6 +198,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
     },
+    requestsStarted: () => started,
     interrupted,
     interrupt,
     dispose({ killRenderer = false } = {}) {
