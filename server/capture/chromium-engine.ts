@@ -37,7 +37,8 @@ export interface ChromiumEngineOptions {
    * Fresh contexts kept ready for the next jobs. Two, so that two jobs arriving together (the
    * default concurrency) each find one ready; in a steady stream one or two make no measurable
    * difference (2.37 against 2.38 captures/s back to back, 2.77 against 2.81 two at a time, the
-   * benchmark's mix in-process). A spare is a renderer process, about 30 MiB. @default 2
+   * benchmark's mix in-process). A spare is a renderer process: the service's peak memory in the
+   * benchmark was 26–66 MiB higher with two. @default 2
    */
   prewarm?: number;
   /** Time allowed for Chromium to start. @default 30000 */
