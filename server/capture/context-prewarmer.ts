@@ -46,11 +46,16 @@ interface Spare {
 /**
  * Keeps fresh contexts ready so a job does not wait for one (~27 ms for a context, ~95 ms for
  * its first page, measured with Chromium 156 on 2 cores). Each spare serves exactly one job.
+ *
  * Spares are made when a job's capture is over (prepare()), not when it starts: made during a
  * capture, a spare competes with it for the browser's main thread and the CPU (measured: the
- * small page's `goto` took 93 ms instead of 48). Spares are made for the options most recently
- * asked for; a job with other options gets a context made on the spot, and the spares switch to
- * its options.
+ * small page's `goto` took 93 ms instead of 48).
+ *
+ * A context's options (viewport, scale, user agent) are fixed when it is made, so spares are
+ * kept per kind of job: `size` of the kind that was just captured, and one of each other kind
+ * recently captured, up to `size + 1` in all — a request for all three devices makes three jobs
+ * of three kinds, and each finds its spare next time. When a new kind needs room, the oldest
+ * spare goes. A job of a kind with no spare gets a context made on the spot.
  */
 export class ContextPrewarmer {
   private spares: Spare[] = [];
@@ -58,7 +63,7 @@ export class ContextPrewarmer {
 
   constructor(
     private readonly browser: Browser,
-    /** Spares kept ready; 0 turns pre-warming off. */
+    /** Spares kept ready for a stream of one kind of job; 0 turns pre-warming off. */
     private readonly size: number,
     private readonly log: (line: string) => void,
   ) {}
@@ -67,18 +72,25 @@ export class ContextPrewarmer {
   async take(options: JobContextOptions): Promise<JobPage> {
     const key = JSON.stringify(options);
     const index = this.spares.findIndex((spare) => spare.key === key);
-    let job: JobPage | null = null;
-    if (index >= 0) {
-      job = await this.spares.splice(index, 1)[0]!.ready;
-    } else {
-      this.discard((spare) => spare.key !== key);
-    }
+    const job = index >= 0 ? await this.spares.splice(index, 1)[0]!.ready : null;
     return job ?? openJobPage(this.browser, options);
   }
 
-  /** Makes spares with these options until `size` are ready or being made. */
+  /** Makes spares with these options: one at least, and up to `size` while there is room. */
   prepare(options: JobContextOptions): void {
-    this.refill(options, JSON.stringify(options));
+    if (this.size === 0 || this.disposed || !this.browser.isConnected()) return;
+    const key = JSON.stringify(options);
+    if (!this.spares.some((spare) => spare.key === key)) {
+      if (this.spares.length >= this.size + 1) this.discard((spare) => spare === this.spares[0]);
+      this.add(options, key);
+    }
+    while (this.spares.length < this.size) this.add(options, key);
+  }
+
+  /** How many spares there are (ready or being made) for these options; for diagnostics. */
+  sparesFor(options: JobContextOptions): number {
+    const key = JSON.stringify(options);
+    return this.spares.filter((spare) => spare.key === key).length;
   }
 
   /** Closes the spares; later takes still work but keep none ready. */
@@ -87,14 +99,12 @@ export class ContextPrewarmer {
     this.discard(() => true);
   }
 
-  private refill(options: JobContextOptions, key: string): void {
-    while (!this.disposed && this.browser.isConnected() && this.spares.length < this.size) {
-      const ready = openJobPage(this.browser, options).catch((err: unknown) => {
-        if (this.browser.isConnected()) this.log(`chromium: could not prepare a context: ${String(err)}`);
-        return null;
-      });
-      this.spares.push({ key, ready });
-    }
+  private add(options: JobContextOptions, key: string): void {
+    const ready = openJobPage(this.browser, options).catch((err: unknown) => {
+      if (this.browser.isConnected()) this.log(`chromium: could not prepare a context: ${String(err)}`);
+      return null;
+    });
+    this.spares.push({ key, ready });
   }
 
   private discard(which: (spare: Spare) => boolean): void {

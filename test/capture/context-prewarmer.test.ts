@@ -1,0 +1,98 @@
+// Ready contexts per kind of job, in real Chromium: a steady stream of one kind finds `size`
+// ready, three kinds in turn (a request for all devices) each find theirs, and a job of another
+// kind throws nothing away.
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { findChromium } from '../../server/capture/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
+import { ContextPrewarmer, type JobContextOptions, type JobPage } from '../../server/capture/context-prewarmer.js';
+import { PRESETS, type Preset } from '../../server/capture/presets.js';
+
+const kind = (preset: Preset): JobContextOptions => ({
+  viewport: { width: preset.width, height: preset.height },
+  deviceScaleFactor: preset.deviceScaleFactor,
+  isMobile: preset.isMobile,
+  hasTouch: preset.hasTouch,
+  userAgent: `prewarmer-test ${preset.name}`,
+});
+const DESKTOP = kind(PRESETS.desktop);
+const TABLET = kind(PRESETS.tablet);
+const MOBILE = kind(PRESETS.mobile);
+
+describe('ContextPrewarmer', () => {
+  let browser: Browser;
+  let prewarmer: ContextPrewarmer | undefined;
+  const taken: JobPage[] = [];
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: findChromium(process.env.CHROMIUM_PATH), args: BASE_ARGS, timeout: 30_000 });
+  });
+
+  afterEach(async () => {
+    prewarmer?.dispose();
+    prewarmer = undefined;
+    await Promise.all(taken.splice(0).map((job) => job.context.close()));
+    await expect.poll(() => browser.contexts().length).toBe(0);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** Waits until the browser has `n` contexts open, and returns them. */
+  const contextsOnceThereAre = async (n: number): Promise<Set<BrowserContext>> => {
+    await expect.poll(() => browser.contexts().length).toBe(n);
+    return new Set(browser.contexts());
+  };
+
+  /** Takes a context for `options`, noting whether it was one made before the call. */
+  const take = async (options: JobContextOptions, before: Set<BrowserContext>) => {
+    const job = await prewarmer!.take(options);
+    taken.push(job);
+    expect(job.page.viewportSize()).toEqual(options.viewport);
+    return before.has(job.context);
+  };
+
+  it('keeps `size` ready for a stream of one kind, and replaces what is taken', async () => {
+    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer.prepare(DESKTOP);
+    expect(prewarmer.sparesFor(DESKTOP)).toBe(2);
+    const before = await contextsOnceThereAre(2);
+    expect(await take(DESKTOP, before)).toBe(true);
+    expect(await take(DESKTOP, before)).toBe(true);
+    expect(await take(DESKTOP, before)).toBe(false); // none left: made on the spot
+    prewarmer.prepare(DESKTOP);
+    expect(prewarmer.sparesFor(DESKTOP)).toBe(2);
+  });
+
+  it('keeps one of each of three kinds taken in turn, so each finds its own', async () => {
+    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    for (const options of [DESKTOP, TABLET, MOBILE]) prewarmer.prepare(options);
+    // Two desktop, then one tablet, then the mobile one takes the oldest desktop's place.
+    expect([DESKTOP, TABLET, MOBILE].map((o) => prewarmer!.sparesFor(o))).toEqual([1, 1, 1]);
+    const before = await contextsOnceThereAre(3);
+    for (const options of [DESKTOP, TABLET, MOBILE]) expect(await take(options, before)).toBe(true);
+  });
+
+  it('keeps its spares when a job of another kind comes', async () => {
+    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer.prepare(DESKTOP);
+    const before = await contextsOnceThereAre(2);
+    expect(await take(MOBILE, before)).toBe(false);
+    expect(prewarmer.sparesFor(DESKTOP)).toBe(2);
+    expect(await take(DESKTOP, before)).toBe(true);
+  });
+
+  it('keeps none with size 0, and none after dispose', async () => {
+    prewarmer = new ContextPrewarmer(browser, 0, () => undefined);
+    prewarmer.prepare(DESKTOP);
+    expect(prewarmer.sparesFor(DESKTOP)).toBe(0);
+    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer.prepare(DESKTOP);
+    await contextsOnceThereAre(2);
+    prewarmer.dispose();
+    prewarmer.prepare(DESKTOP);
+    expect(prewarmer.sparesFor(DESKTOP)).toBe(0);
+    await contextsOnceThereAre(0);
+  });
+});
