@@ -34,7 +34,8 @@ export interface ChromiumEngineOptions {
   /** Where the engine reports relaunches and hung browsers. @default silent */
   log?: (line: string) => void;
   /**
-   * Fresh contexts kept ready for the next jobs. Two, so that two jobs arriving together (the
+   * Fresh contexts kept ready for a stream of one kind of job (and one of each other kind
+   * recently captured: ContextPrewarmer). Two, so that two jobs arriving together (the
    * default concurrency) each find one ready; in a steady stream one or two make no measurable
    * difference (2.37 against 2.38 captures/s back to back, 2.77 against 2.81 two at a time, the
    * benchmark's mix in-process). A spare is a renderer process: the service's peak memory in the
