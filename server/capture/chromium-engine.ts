@@ -221,7 +221,7 @@ export class ChromiumEngine implements CaptureEngine {
       this.log(`chromium: ${url} did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
     });
     // Requests started before or in the load handlers are already in flight: wait for those.
-    // Whatever a page starts after `load` is caught when the capture is measured (shoot()).
+    // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
     await tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
     if (traffic.mainDocumentDenied) throw egressBlocked(traffic.mainDocumentDenied);
     report(request, 40);
