@@ -15,6 +15,7 @@ import {
 } from '../server/capture/engine.js';
 import { TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
 import { DEFAULT_QUALITY } from '../server/capture/image-encoder.js';
+import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from '../server/capture/quiet-network.js';
 import { userAgentFor } from '../server/capture/presets.js';
 import { emulateDevice } from './device-emulation.js';
 import { openJobWindow, type JobWindow } from './job-window.js';
@@ -30,8 +31,6 @@ export interface ElectronEngineOptions {
 }
 
 // The same bounds as the Chromium engine, so both treat a page alike.
-/** The bounded wait for network idle after `load` and after scrolling. */
-const NETWORK_IDLE_MAX_MS = 1_500;
 /** Scrolling for lazy content stops after this long (and after a third of the capture time). */
 const SCROLL_MAX_MS = 5_000;
 
@@ -150,7 +149,7 @@ export class ElectronEngine implements CaptureEngine {
   /**
    * Scrolls (full page), screenshots and serialises the page. As in the Chromium engine, a page
    * that started requests while this ran is not done loading: its network is waited for and the
-   * picture taken again, until NETWORK_IDLE_MAX_MS after the first one began.
+   * picture taken again (takeOnceQuiet).
    */
   private async shoot(
     job: JobWindow,
@@ -170,15 +169,10 @@ export class ElectronEngine implements CaptureEngine {
       });
       await job.networkIdle(NETWORK_IDLE_MAX_MS);
     }
-    let seen = job.requestsStarted();
-    const idleUntil = Date.now() + NETWORK_IDLE_MAX_MS;
-    for (;;) {
+    return takeOnceQuiet(job, job.requestsStarted(), async () => {
       const shot = request.fullPage ? await captureFullPage(job, options, request.maxHeight) : await captureViewport(job, options);
-      const html = await readPageSource(job.contents);
-      if (job.requestsStarted() === seen || Date.now() >= idleUntil) return { shot, html };
-      seen = job.requestsStarted();
-      await job.networkIdle(idleUntil - Date.now());
-    }
+      return { shot, html: await readPageSource(job.contents) };
+    });
   }
 }
 

@@ -8,6 +8,7 @@ import {
   TUNNEL_REFUSED_REASON,
   egressDenial,
 } from '../server/capture/egress-markers.js';
+import type { PageNetwork } from '../server/capture/quiet-network.js';
 
 /** A network with no request in flight for this long counts as idle. */
 const QUIET_MS = 100;
@@ -24,7 +25,7 @@ export interface JobWindowOptions {
 }
 
 /** One capture's hidden window, alone in its own in-memory session. */
-export interface JobWindow {
+export interface JobWindow extends PageNetwork {
   readonly window: BrowserWindow;
   readonly contents: WebContents;
   readonly session: Session;
@@ -41,8 +42,6 @@ export interface JobWindow {
    * happens (pages that poll or stream never go idle, and that is no reason to fail).
    */
   networkIdle(maxMs: number): Promise<void>;
-  /** Requests the page has started so far; a change means the network was busy again. */
-  requestsStarted(): number;
   /**
    * Never resolves; rejects when the renderer crashes or hangs, the window goes away, or
    * `interrupt` is called. Race every step of the capture against it.

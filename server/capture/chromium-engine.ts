@@ -16,6 +16,7 @@ import { scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { userAgentFor } from './presets.js';
 import { Tripwire } from './tripwire.js';
+import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from './quiet-network.js';
 import { clipFor, type Clip } from './capture-clip.js';
 
 export interface ChromiumEngineOptions {
@@ -46,8 +47,6 @@ export interface ChromiumEngineOptions {
   launchTimeoutMs?: number;
 }
 
-/** The bounded wait for network idle after `load`. */
-const NETWORK_IDLE_MAX_MS = 1_500;
 /** Scrolling for lazy content stops after this long (and after a third of the capture time). */
 const SCROLL_MAX_MS = 5_000;
 /** Time a page that navigated again by script gets to load its new document. */
@@ -227,7 +226,7 @@ export class ChromiumEngine implements CaptureEngine {
     report(request, 40);
 
     const { image, truncated, html } = await withDeadline(
-      tripwire.race(this.shoot(job, traffic, request, traffic.requestsStarted)),
+      tripwire.race(this.shoot(job, traffic, request, traffic.requestsStarted())),
       captureTimeoutMs,
       () => captureTimedOut(url, captureTimeoutMs),
     );
@@ -252,10 +251,8 @@ export class ChromiumEngine implements CaptureEngine {
    * of the same, final page.
    *
    * `requestsSeen` is the page's request count when its network was last found idle. A page
-   * that started more requests before the screenshot was taken (a timer right after `load`, a
-   * fetch chained to another) is not done loading: its network is waited for, with a quiet
-   * period, and the screenshot taken again — only until NETWORK_IDLE_MAX_MS after the first
-   * screenshot began, so a page that polls gets a few more screenshots, not an endless series.
+   * that started more requests meanwhile (a timer right after `load`, a fetch chained to
+   * another) is captured again once they are done (takeOnceQuiet).
    */
   private async shoot(
     job: JobPage,
@@ -269,18 +266,12 @@ export class ChromiumEngine implements CaptureEngine {
       const steps = await onFinalDocument(page, traffic, () => page.evaluate(scrollThroughPage, scroll));
       if (steps > 0) {
         await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
-        requestsSeen = traffic.requestsStarted;
+        requestsSeen = traffic.requestsStarted();
       }
     }
-    const idleUntil = Date.now() + NETWORK_IDLE_MAX_MS;
-    const { png, truncated, html } = await onFinalDocument(page, traffic, async () => {
-      for (;;) {
-        const shot = await this.screenshotOnce(job, traffic, request);
-        if (traffic.requestsStarted === requestsSeen || Date.now() >= idleUntil) return shot;
-        requestsSeen = traffic.requestsStarted;
-        await traffic.networkIdle(idleUntil - Date.now());
-      }
-    });
+    const { png, truncated, html } = await onFinalDocument(page, traffic, () =>
+      takeOnceQuiet(traffic, requestsSeen, () => this.screenshotOnce(job, traffic, request)),
+    );
     // JPEG and WebP encoding runs on libvips threads.
     const image = request.format === 'png' ? pngAsIs(png) : await encodeScreenshot(png, request.format, request.quality ?? DEFAULT_QUALITY);
     return { image, truncated, html };

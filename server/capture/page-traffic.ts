@@ -1,5 +1,6 @@
 import type { Frame, Page, Request, Response } from 'playwright-core';
 import { TUNNEL_REFUSED_REASON, egressDenial, isTunnelRefusal } from './egress-markers.js';
+import type { PageNetwork } from './quiet-network.js';
 
 /**
  * Once a page has started requests after `load`, the network counts as idle when none has been
@@ -14,16 +15,15 @@ const POLL_MS = 20;
  * the egress proxy refused, separating the main document from sub-requests; and counts the
  * documents the main frame commits, so a capture notices a page that navigated under it.
  */
-export class PageTraffic {
+export class PageTraffic implements PageNetwork {
   /** Sub-requests the egress proxy refused. */
   blockedRequests = 0;
   /** The proxy's reason when the document shown in the main frame was refused, else null. */
   mainDocumentDenied: string | null = null;
   /** Documents committed in the main frame so far; a change means the page navigated. */
   mainFrameNavigations = 0;
-  /** Requests the page has started so far; a change means the network was busy again. */
-  requestsStarted = 0;
   private readonly inFlight = new Set<Request>();
+  private started = 0;
   private navigationWaiters: Array<() => void> = [];
   private lastActivity = Date.now();
   private readonly detach: () => void;
@@ -31,7 +31,7 @@ export class PageTraffic {
   constructor(private readonly page: Page) {
     const started = (request: Request) => {
       this.inFlight.add(request);
-      this.requestsStarted++;
+      this.started++;
       this.lastActivity = Date.now();
     };
     const finished = (request: Request) => {
@@ -79,6 +79,11 @@ export class PageTraffic {
       if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+  }
+
+  /** Requests the page has started so far; a change means the network was busy again. */
+  requestsStarted(): number {
+    return this.started;
   }
 
   /** Resolves when the main frame next commits a document (never, if it does not). */

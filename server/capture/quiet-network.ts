@@ -1,0 +1,31 @@
+// Shared by both capture engines: how long they wait for a page's network, and taking the
+// picture again when the page went on loading while it was being taken.
+
+/** The longest a capture waits, each time, for a page's network to go quiet. */
+export const NETWORK_IDLE_MAX_MS = 1_500;
+
+/** What an engine knows of a page's requests (PageTraffic, the Electron engine's JobWindow). */
+export interface PageNetwork {
+  /** Requests the page has started so far. */
+  requestsStarted(): number;
+  /** Resolves once no request has been in flight for a quiet period, or after `maxMs`. */
+  networkIdle(maxMs: number): Promise<void>;
+}
+
+/**
+ * Runs `take` (a screenshot and the page source) and returns its result if the page started no
+ * request since `seen` (its request count when its network was last found idle). A page that did
+ * is not done loading: its network is waited for and `take` runs again — only until
+ * NETWORK_IDLE_MAX_MS after the first run began, so a page that polls gets a few more runs, not an
+ * endless series.
+ */
+export async function takeOnceQuiet<T>(network: PageNetwork, seen: number, take: () => Promise<T>): Promise<T> {
+  const until = Date.now() + NETWORK_IDLE_MAX_MS;
+  for (;;) {
+    const result = await take();
+    const now = network.requestsStarted();
+    if (now === seen || Date.now() >= until) return result;
+    seen = now;
+    await network.networkIdle(until - Date.now());
+  }
+}
