@@ -19,8 +19,9 @@ export interface JobPage {
 
 /**
  * Opens a context for one job: its pages note lazy loading (watchLazyLoading), service workers
- * are blocked (they would bypass per-request accounting and outlive the job), downloads refused, popups closed as they open. Dialogs are
- * dismissed by playwright and permission prompts are denied in headless mode.
+ * are blocked (they would bypass per-request accounting and outlive the job), downloads
+ * refused, popups closed as they open. Dialogs are dismissed by playwright and permission
+ * prompts are denied in headless mode.
  */
 export async function openJobPage(browser: Browser, options: JobContextOptions): Promise<JobPage> {
   const context = await browser.newContext({ ...options, serviceWorkers: 'block', acceptDownloads: false });
@@ -81,7 +82,8 @@ export class ContextPrewarmer {
     if (this.size === 0 || this.disposed || !this.browser.isConnected()) return;
     const key = JSON.stringify(options);
     if (!this.spares.some((spare) => spare.key === key)) {
-      if (this.spares.length >= this.size + 1) this.discard((spare) => spare === this.spares[0]);
+      const oldest = this.spares[0];
+      if (this.spares.length >= this.size + 1) this.discard((spare) => spare === oldest);
       this.add(options, key);
     }
     while (this.spares.length < this.size) this.add(options, key);
