@@ -22,14 +22,18 @@ export function launch(executablePath: string): Promise<Browser> {
  * a PNG screenshot (full page where asked), the page's HTML, and the context closed. This is
  * what a careful script written directly against playwright-core does.
  */
+/** One capture on a fresh page, the same steps for both baselines: load, PNG, the HTML. */
+async function captureOn(page: Page, url: string, s: Scenario): Promise<Buffer> {
+  await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
+  const png = await page.screenshot({ fullPage: s.fullPage, type: 'png', timeout: 30_000 });
+  await page.content();
+  return png;
+}
+
 export async function rawCapture(browser: Browser, url: string, s: Scenario): Promise<Buffer> {
   const context = await browser.newContext(contextOptions(s, browser.version()));
   try {
-    const page = await context.newPage();
-    await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
-    const png = await page.screenshot({ fullPage: s.fullPage, type: 'png', timeout: 30_000 });
-    await page.content();
-    return png;
+    return await captureOn(await context.newPage(), url, s);
   } finally {
     await context.close().catch(() => undefined);
   }
@@ -42,11 +46,7 @@ export async function rawCapture(browser: Browser, url: string, s: Scenario): Pr
 export async function newBrowserCapture(executablePath: string, url: string, s: Scenario): Promise<Buffer> {
   const browser = await launch(executablePath);
   try {
-    const page = await browser.newPage(contextOptions(s, browser.version()));
-    await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
-    const png = await page.screenshot({ fullPage: s.fullPage, type: 'png', timeout: 30_000 });
-    await page.content();
-    return png;
+    return await captureOn(await browser.newPage(contextOptions(s, browser.version())), url, s);
   } finally {
     await browser.close().catch(() => undefined);
   }
