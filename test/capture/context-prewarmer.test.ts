@@ -18,6 +18,8 @@ const kind = (preset: Preset): JobContextOptions => ({
 const DESKTOP = kind(PRESETS.desktop);
 const TABLET = kind(PRESETS.tablet);
 const MOBILE = kind(PRESETS.mobile);
+/** Making and closing contexts takes longer than expect.poll's default second on a busy machine. */
+const POLL_MS = 10_000;
 
 describe('ContextPrewarmer', () => {
   let browser: Browser;
@@ -32,16 +34,21 @@ describe('ContextPrewarmer', () => {
     prewarmer?.dispose();
     prewarmer = undefined;
     await Promise.all(taken.splice(0).map((job) => job.context.close()));
-    await expect.poll(() => browser.contexts().length).toBe(0);
+    await expect.poll(() => browser.contexts().length, { timeout: POLL_MS }).toBe(0);
   });
 
   afterAll(async () => {
     await browser?.close();
   });
 
-  /** Waits until the browser has `n` contexts open, and returns them. */
-  const contextsOnceThereAre = async (n: number): Promise<Set<BrowserContext>> => {
-    await expect.poll(() => browser.contexts().length).toBe(n);
+  /**
+   * Waits until the open contexts are ready spares of exactly these kinds (each with its page,
+   * told apart by viewport), and returns them. Counting contexts is not enough: a discarded
+   * spare is closed only once it is ready, and a spare still being made is not listed yet.
+   */
+  const sparesOnceReady = async (...kinds: JobContextOptions[]): Promise<Set<BrowserContext>> => {
+    const viewports = () => browser.contexts().map((context) => JSON.stringify(context.pages()[0]?.viewportSize() ?? null)).sort();
+    await expect.poll(viewports, { timeout: POLL_MS }).toEqual(kinds.map((k) => JSON.stringify(k.viewport)).sort());
     return new Set(browser.contexts());
   };
 
@@ -57,7 +64,7 @@ describe('ContextPrewarmer', () => {
     prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
     prewarmer.prepare(DESKTOP);
     expect(prewarmer.sparesFor(DESKTOP)).toBe(2);
-    const before = await contextsOnceThereAre(2);
+    const before = await sparesOnceReady(DESKTOP, DESKTOP);
     expect(await take(DESKTOP, before)).toBe(true);
     expect(await take(DESKTOP, before)).toBe(true);
     expect(await take(DESKTOP, before)).toBe(false); // none left: made on the spot
@@ -70,14 +77,14 @@ describe('ContextPrewarmer', () => {
     for (const options of [DESKTOP, TABLET, MOBILE]) prewarmer.prepare(options);
     // Two desktop, then one tablet, then the mobile one takes the oldest desktop's place.
     expect([DESKTOP, TABLET, MOBILE].map((o) => prewarmer!.sparesFor(o))).toEqual([1, 1, 1]);
-    const before = await contextsOnceThereAre(3);
+    const before = await sparesOnceReady(DESKTOP, TABLET, MOBILE);
     for (const options of [DESKTOP, TABLET, MOBILE]) expect(await take(options, before)).toBe(true);
   });
 
   it('keeps its spares when a job of another kind comes', async () => {
     prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
     prewarmer.prepare(DESKTOP);
-    const before = await contextsOnceThereAre(2);
+    const before = await sparesOnceReady(DESKTOP, DESKTOP);
     expect(await take(MOBILE, before)).toBe(false);
     expect(prewarmer.sparesFor(DESKTOP)).toBe(2);
     expect(await take(DESKTOP, before)).toBe(true);
@@ -89,10 +96,10 @@ describe('ContextPrewarmer', () => {
     expect(prewarmer.sparesFor(DESKTOP)).toBe(0);
     prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
     prewarmer.prepare(DESKTOP);
-    await contextsOnceThereAre(2);
+    await sparesOnceReady(DESKTOP, DESKTOP);
     prewarmer.dispose();
     prewarmer.prepare(DESKTOP);
     expect(prewarmer.sparesFor(DESKTOP)).toBe(0);
-    await contextsOnceThereAre(0);
+    await sparesOnceReady();
   });
 });
