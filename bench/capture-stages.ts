@@ -5,6 +5,7 @@
 // context is opened on the spot here, where the engine takes one it prepared in advance, and a
 // page that starts requests after load would be waited for again (not these pages).
 import { parseArgs } from 'node:util';
+import { documentSource } from '../server/capture/chromium-engine.js';
 import { openJobPage } from '../server/capture/context-prewarmer.js';
 import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
 import { PageTraffic } from '../server/capture/page-traffic.js';
@@ -57,12 +58,14 @@ async function main() {
           lap('fonts + measure');
           const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
           const clip = { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor };
-          const source = job.page.content();
+          const source = documentSource(job);
           await job.cdp.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: s.fullPage, clip });
           await source;
-          lap("CDP captureScreenshot (Chromium's PNG), page.content() alongside");
+          lap("CDP captureScreenshot (Chromium's PNG), the document's source alongside");
+          await documentSource(job);
+          lap("for comparison: the document's source alone (DOM.getOuterHTML)");
           await job.page.content();
-          lap('for comparison: page.content() alone');
+          lap("for comparison: page.content(), playwright's first call in the page");
           await job.cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true, captureBeyondViewport: s.fullPage, clip });
           lap('for comparison: CDP captureScreenshot, optimizeForSpeed');
           const chromiumPng = await job.page.screenshot({ fullPage: s.fullPage, type: 'png' });

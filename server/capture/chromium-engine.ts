@@ -277,7 +277,7 @@ export class ChromiumEngine implements CaptureEngine {
     return { image, truncated, html };
   }
 
-  /** Measures the page, then takes the screenshot while the renderer serialises the DOM. */
+  /** Measures the page, then takes the screenshot while Chromium serialises the document. */
   private async screenshotOnce(
     job: JobPage,
     traffic: PageTraffic,
@@ -290,7 +290,7 @@ export class ChromiumEngine implements CaptureEngine {
     // Page.captureScreenshot issued as the page commits a new document never answers.
     const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');
     shot.catch(() => undefined);
-    const source = page.content();
+    const source = documentSource(job);
     source.catch(() => undefined);
     const png = await Promise.race([
       shot,
@@ -451,6 +451,19 @@ async function screenshot(job: JobPage, clip: Clip, beyondViewport: boolean, fas
       await job.page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
     }
   }
+}
+
+/**
+ * The page's markup as Chromium serialises its document (DOM.getOuterHTML of the document node):
+ * the doctype and the root element, as `page.content()` gives them, and any comment beside them.
+ * No script runs for it, in the page or in an isolated world. On a fresh page it takes 8–9 ms
+ * where `page.content()`, which first installs playwright's helper script in a world of its own,
+ * takes 25–34 ms (the benchmark's small and 10,000 px pages), and about 20 ms less CPU.
+ */
+export async function documentSource(job: JobPage): Promise<string> {
+  const { root } = await job.cdp.send('DOM.getDocument', { depth: 0 });
+  const { outerHTML } = await job.cdp.send('DOM.getOuterHTML', { nodeId: root.nodeId });
+  return outerHTML;
 }
 
 /** Chromium's own PNG, kept as it is: its size read from the IHDR chunk. */

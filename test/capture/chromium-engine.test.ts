@@ -110,6 +110,19 @@ describe('ChromiumEngine', () => {
     }
   });
 
+  it("returns the page's source as its document stands when captured: the doctype and what scripts changed", async () => {
+    const engine = new ChromiumEngine({ executablePath });
+    try {
+      const result = await engine.capture(request(fixture, '/late.html'));
+      expect(result.html).toMatch(/^<!DOCTYPE html><html[ >]/);
+      expect(result.html).toContain('late content arrived');
+      expect(result.html).not.toContain('>waiting<');
+      expect(result.html).toMatch(/<\/html>$/);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('captures the page a script moves to right after load', async () => {
     const engine = new ChromiumEngine({ executablePath });
     try {
