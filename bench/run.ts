@@ -1,7 +1,8 @@
 // The benchmark: the service end to end against a raw playwright-core loop and a new browser
 // per capture, on the same fixture pages, in one run. `npm run bench -- [--quick] [--soak N]
-// [--rounds N] [--chromium PATH]`. It prints a table, writes bench/results/latest.json and
-// bench.svg (copied to docs/img/bench.svg on a full run), and ends with the ratio line.
+// [--rounds N] [--chromium PATH] [--docs]`. It prints a table, writes bench/results/latest.json
+// and bench.svg (with --docs also to docs/img/, for figures being published), and ends with the
+// ratio line.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,8 @@ const MiB = 2 ** 20;
 const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
+    /** Copy the charts to docs/img/ as well: only for a run whose figures go into the docs. */
+    docs: { type: 'boolean', default: false },
     soak: { type: 'string' },
     rounds: { type: 'string' },
     chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH },
@@ -288,7 +291,7 @@ async function main() {
         2,
       )}\n`,
     );
-    if (!flags.quick) {
+    if (flags.docs) {
       const docsImg = path.resolve('docs/img');
       await fs.mkdir(docsImg, { recursive: true });
       await fs.copyFile(path.join(outDir, 'bench.svg'), path.join(docsImg, 'bench.svg'));
