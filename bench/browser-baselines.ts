@@ -1,9 +1,10 @@
-import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { JobContextOptions } from '../server/capture/context-prewarmer.js';
 import { userAgentFor } from '../server/capture/presets.js';
 import { CHROMIUM_ARGS, type Scenario } from './scenarios.js';
 
 /** The context a scenario asks for: the service's preset, applied the playwright way. */
-export function contextOptions(s: Scenario, chromeVersion: string): BrowserContextOptions {
+export function contextOptions(s: Scenario, chromeVersion: string): JobContextOptions {
   return {
     viewport: { width: s.preset.width, height: s.preset.height },
     deviceScaleFactor: s.preset.deviceScaleFactor,
@@ -17,11 +18,6 @@ export function launch(executablePath: string): Promise<Browser> {
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS, timeout: 30_000 });
 }
 
-/**
- * The raw floor: one warm browser, a fresh context and page per capture, `goto` until load,
- * a PNG screenshot (full page where asked), the page's HTML, and the context closed. This is
- * what a careful script written directly against playwright-core does.
- */
 /** One capture on a fresh page, the same steps for both baselines: load, PNG, the HTML. */
 async function captureOn(page: Page, url: string, s: Scenario): Promise<Buffer> {
   await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
@@ -30,6 +26,11 @@ async function captureOn(page: Page, url: string, s: Scenario): Promise<Buffer> 
   return png;
 }
 
+/**
+ * The raw floor: one warm browser, a fresh context and page per capture, `goto` until load,
+ * a PNG screenshot (full page where asked), the page's HTML, and the context closed. This is
+ * what a careful script written directly against playwright-core does.
+ */
 export async function rawCapture(browser: Browser, url: string, s: Scenario): Promise<Buffer> {
   const context = await browser.newContext(contextOptions(s, browser.version()));
   try {

@@ -9,9 +9,9 @@ import { documentSource } from '../server/capture/chromium-engine.js';
 import { openJobPage } from '../server/capture/context-prewarmer.js';
 import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
 import { PageTraffic } from '../server/capture/page-traffic.js';
-import { userAgentFor } from '../server/capture/presets.js';
+import { NETWORK_IDLE_MAX_MS } from '../server/capture/quiet-network.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
-import { launch } from './browser-baselines.js';
+import { contextOptions, launch } from './browser-baselines.js';
 import { DEFAULT_CHROMIUM_PATH, MIX } from './scenarios.js';
 import { quantile } from './stats.js';
 
@@ -34,13 +34,7 @@ async function main() {
           if (round > 0) (times.get(`${s.name}\t${step}`) ?? times.set(`${s.name}\t${step}`, []).get(`${s.name}\t${step}`)!).push(now - last);
           last = now;
         };
-        const job = await openJobPage(browser, {
-          viewport: { width: s.preset.width, height: s.preset.height },
-          deviceScaleFactor: s.preset.deviceScaleFactor,
-          isMobile: s.preset.isMobile,
-          hasTouch: s.preset.hasTouch,
-          userAgent: userAgentFor(s.preset, false, browser.version()),
-        });
+        const job = await openJobPage(browser, contextOptions(s, browser.version()));
         lap('new context + page (prepared ahead in the engine)');
         const traffic = new PageTraffic(job.page);
         try {
@@ -48,7 +42,7 @@ async function main() {
           lap('goto until DOMContentLoaded');
           await job.page.waitForLoadState('load');
           lap('until load');
-          await traffic.networkIdle(1500, 0);
+          await traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0);
           lap('requests in flight at load');
           if (s.fullPage) {
             const steps = await job.page.evaluate(scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });

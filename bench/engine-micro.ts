@@ -8,21 +8,15 @@ import { chromium, type Browser } from 'playwright-core';
 import { ChromiumEngine } from '../server/capture/chromium-engine.js';
 import { findChromium } from '../server/capture/chromium-path.js';
 import type { CaptureRequest } from '../server/capture/engine.js';
-import { userAgentFor } from '../server/capture/presets.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
+import { contextOptions } from './browser-baselines.js';
 import { CHROMIUM_ARGS as ARGS, MIX as SCENARIOS, type Scenario } from './scenarios.js';
 
 const ROUNDS = Number(process.argv[2] ?? 12);
 
 /** One capture the way a script using playwright directly would do it. */
 async function playwrightCapture(browser: Browser, url: string, s: Scenario, version: string): Promise<number> {
-  const context = await browser.newContext({
-    viewport: { width: s.preset.width, height: s.preset.height },
-    deviceScaleFactor: s.preset.deviceScaleFactor,
-    isMobile: s.preset.isMobile,
-    hasTouch: s.preset.hasTouch,
-    userAgent: userAgentFor(s.preset, false, version),
-  });
+  const context = await browser.newContext(contextOptions(s, version));
   try {
     const page = await context.newPage();
     await page.goto(url, { waitUntil: 'load' });
