@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { BrowserSlot } from './browser-slot.js';
+import { clipFor, type Clip } from './capture-clip.js';
 import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed } from './capture-failures.js';
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
@@ -15,9 +16,8 @@ import { DEFAULT_QUALITY, encodeScreenshot, type EncodedImage } from './image-en
 import { scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { userAgentFor } from './presets.js';
-import { Tripwire } from './tripwire.js';
 import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from './quiet-network.js';
-import { clipFor, type Clip } from './capture-clip.js';
+import { Tripwire } from './tripwire.js';
 
 export interface ChromiumEngineOptions {
   /** The Chromium executable, usually from findChromium(). */
@@ -58,8 +58,9 @@ const CLOSE_JOB_TIMEOUT_MS = 5_000;
 /**
  * Captures pages in the system Chromium through playwright-core: one browser process, a fresh
  * isolated context per capture, screenshots through CDP: PNG as Chromium encodes it, JPEG and
- * WebP from a quickly compressed PNG re-encoded off the browser thread. A hung or crashed browser is killed and relaunched; the browser is
- * replaced after `recycleAfter` captures without disturbing running ones.
+ * WebP from a quickly compressed PNG re-encoded off the browser thread. A hung or crashed
+ * browser is killed and relaunched; the browser is replaced after `recycleAfter` captures
+ * without disturbing running ones.
  */
 export class ChromiumEngine implements CaptureEngine {
   readonly name = 'chromium';

@@ -5,10 +5,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clipFor } from '../../server/capture/capture-clip.js';
 import { MEASURE_PAGE_SCRIPT, PAGE_SOURCE_SCRIPT, scrollThroughPageScript } from '../../main/page-scripts.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
 import type { PageGeometry } from '../../server/capture/page-scripts.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-
 
 describe('page scripts in Chromium', () => {
   let fixture: FixtureServer;
