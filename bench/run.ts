@@ -1,8 +1,8 @@
 // The benchmark: the service end to end against a raw playwright-core loop and a new browser
 // per capture, on the same fixture pages, in one run. `npm run bench -- [--quick] [--soak N]
-// [--rounds N] [--chromium PATH] [--docs]`. It prints a table, writes bench/results/latest.json
-// and bench.svg (with --docs also to docs/img/, for figures being published), and ends with the
-// ratio line.
+// [--rounds N] [--chromium PATH] [--concurrency N,...] [--docs]`. It prints a table, writes
+// bench/results/latest.json and bench.svg (with --docs also to docs/img/, for figures being
+// published), and ends with the ratio line.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +14,7 @@ import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCaptur
 import { benchmarkChart, soakChart, type SoakSample } from './chart.js';
 import { compareImages, type ImageComparison } from './image-check.js';
 import { describeMachine, type MachineInfo } from './machine.js';
-import { browsersPss, snapshotTree } from './process-tree.js';
+import { browsersPss, snapshotTree, treeCpuMs } from './process-tree.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
 import { startService, type ServiceUnderTest } from './service-client.js';
 import { closedLoop, quantile, summarise, type LoopResult, type RunSummary } from './stats.js';
@@ -28,6 +28,8 @@ const { values: flags } = parseArgs({
     docs: { type: 'boolean', default: false },
     soak: { type: 'string' },
     rounds: { type: 'string' },
+    /** More concurrency levels to measure, besides 1, 2 and the service's default: "3" or "3,4". */
+    concurrency: { type: 'string' },
     chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH },
     out: { type: 'string', default: 'bench/results' },
   },
@@ -40,25 +42,35 @@ const ROUNDS_PER_TURN = 2;
 const soakCaptures = flags.soak === undefined ? 0 : Number(flags.soak);
 const perRun = rounds * MIX.length;
 const idleSamples = flags.quick ? 5 : 15;
-const levels = [...new Set([1, 2, DEFAULTS.concurrency])].sort((a, b) => a - b);
+const extraLevels = (flags.concurrency ?? '').split(',').filter(Boolean).map(Number);
+if (extraLevels.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error('--concurrency takes whole numbers from 1 to 64, separated by commas');
+const levels = [...new Set([1, 2, DEFAULTS.concurrency, ...extraLevels])].sort((a, b) => a - b);
 
 /**
  * Samples memory while a run goes on: a service's whole process tree, or (`browsersOnly`) just
- * the browsers this process launched itself, for the raw and new-browser baselines.
+ * the browsers this process launched itself, for the raw and new-browser baselines. `stop`
+ * returns the peak and the CPU the sampling itself took (reading /proc is not free), which is
+ * left out of the method's CPU.
  */
 function memorySampler(pid: number, browsersOnly: boolean) {
   let peak = 0;
+  let ownCpuUs = 0;
   const take = () => {
-    if (browsersOnly) return void (peak = Math.max(peak, browsersPss(pid)));
-    const s = snapshotTree(pid);
-    peak = Math.max(peak, s.rss + s.childrenPss);
+    const before = process.cpuUsage();
+    if (browsersOnly) peak = Math.max(peak, browsersPss(pid));
+    else {
+      const s = snapshotTree(pid);
+      peak = Math.max(peak, s.rss + s.childrenPss);
+    }
+    const used = process.cpuUsage(before);
+    ownCpuUs += used.user + used.system;
   };
   take();
   const timer = setInterval(take, 200);
   return () => {
     clearInterval(timer);
     take();
-    return peak;
+    return { peak, samplingCpuMs: ownCpuUs / 1000 };
   };
 }
 
@@ -85,9 +97,10 @@ interface Method {
 async function measureLevel(level: number, methods: Method[]) {
   const turns = Math.max(1, Math.round(rounds / ROUNDS_PER_TURN));
   const perTurn = Math.ceil(perRun / turns);
-  const acc = methods.map(() => ({ samples: [] as LoopResult['samples'], errors: [] as string[], seconds: 0, peak: 0 }));
+  const acc = methods.map(() => ({ samples: [] as LoopResult['samples'], errors: [] as string[], seconds: 0, peak: 0, cpuMs: 0 }));
   for (let turn = 0; turn < turns; turn++) {
     for (const [m, method] of methods.entries()) {
+      const cpuBefore = treeCpuMs(process.pid);
       const stop = memorySampler(method.pid, method.browsersOnly);
       const offset = turn * perTurn;
       const result = await closedLoop(Math.min(perTurn, perRun - offset), level, async (i) => void (await method.capture(offset + i)));
@@ -95,14 +108,16 @@ async function measureLevel(level: number, methods: Method[]) {
       a.samples.push(...result.samples.map((x) => ({ index: offset + x.index, ms: x.ms })));
       a.errors.push(...result.errors);
       a.seconds += result.seconds;
-      a.peak = Math.max(a.peak, stop());
+      const sampled = stop();
+      a.cpuMs += treeCpuMs(process.pid) - cpuBefore - sampled.samplingCpuMs;
+      a.peak = Math.max(a.peak, sampled.peak);
     }
   }
   return methods.map((method, m) => {
     const a = acc[m];
-    const summary = summarise(method.name, level, a.samples.map((x) => x.ms), a.errors.length, a.seconds, a.peak);
+    const summary = summarise(method.name, level, a.samples.map((x) => x.ms), a.errors.length, a.seconds, a.peak, a.cpuMs);
     if (a.errors.length) log(`  ${method.name} c=${level}: ${a.errors.length} failure(s), first: ${a.errors[0]}`);
-    log(`  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms`);
+    log(`  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms, CPU ${Math.round(summary.cpuMsPerCapture)} ms per capture`);
     return { summary, scenarios: perScenario(a.samples) };
   });
 }
@@ -171,8 +186,9 @@ function printTable(runs: RunSummary[]) {
     String(Math.round(r.p50Ms)),
     String(Math.round(r.p95Ms)),
     String(Math.round(r.peakRssBytes / MiB)),
+    String(Math.round(r.cpuMsPerCapture)),
   ]);
-  const header = ['method', 'concurrency', 'captures', 'captures/s', 'p50 ms', 'p95 ms', 'peak MiB'];
+  const header = ['method', 'concurrency', 'captures', 'captures/s', 'p50 ms', 'p95 ms', 'peak MiB', 'CPU ms/capture'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(header));

@@ -11,6 +11,11 @@ export interface RunSummary {
   p95Ms: number;
   /** Peak resident memory of the process under test and its browsers, bytes (PSS for browsers). */
   peakRssBytes: number;
+  /**
+   * CPU time per capture, ms: the benchmark process and every process below it (the service and
+   * its browsers, or the baseline's browsers), over the method's own turns.
+   */
+  cpuMsPerCapture: number;
 }
 
 /** The q-quantile (0–1) of `values` by the nearest-rank method; 0 for no values. */
@@ -28,6 +33,7 @@ export function summarise(
   failures: number,
   seconds: number,
   peakRssBytes: number,
+  cpuMs: number,
 ): RunSummary {
   return {
     method,
@@ -39,6 +45,7 @@ export function summarise(
     p50Ms: quantile(latenciesMs, 0.5),
     p95Ms: quantile(latenciesMs, 0.95),
     peakRssBytes,
+    cpuMsPerCapture: latenciesMs.length ? cpuMs / latenciesMs.length : 0,
   };
 }
 
