@@ -33,3 +33,18 @@ export function describeMachine(chromiumPath: string): MachineInfo {
     loadAtStart: os.loadavg()[0],
   };
 }
+
+/** USER_HZ: /proc/stat counts CPU time in 1/100 s on Linux. */
+const TICK_MS = 10;
+
+/**
+ * CPU time the whole machine has spent busy so far, all cores summed, in ms: user, nice,
+ * system, irq and softirq time from /proc/stat (idle, iowait and steal left out). Counted this
+ * way nothing a capture causes escapes, not even processes that outlive the browser that
+ * started them; other work on the machine is counted too, so measure on an idle machine.
+ */
+export function busyCpuMs(): number {
+  const line = fs.readFileSync('/proc/stat', 'latin1').split('\n', 1)[0];
+  const [user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq) * TICK_MS;
+}

@@ -13,19 +13,9 @@ function readText(file: string): string | null {
   }
 }
 
-/** USER_HZ: the unit of the CPU times in /proc/PID/stat is 1/100 s on Linux. */
-const TICK_MS = 10;
-
-interface ProcessInfo {
-  ppid: number;
-  comm: string;
-  /** CPU the process used, plus what its children used before it reaped them, ms. */
-  cpuMs: number;
-}
-
-/** Parent pid, command name and CPU time of every live process. */
-function processTable(): Map<number, ProcessInfo> {
-  const table = new Map<number, ProcessInfo>();
+/** Parent pid and command name of every live process. */
+function processTable(): Map<number, { ppid: number; comm: string }> {
+  const table = new Map<number, { ppid: number; comm: string }>();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readText(`/proc/${entry}/stat`);
@@ -33,24 +23,22 @@ function processTable(): Map<number, ProcessInfo> {
     // The command sits in parentheses and may itself hold spaces and parentheses.
     const close = stat.lastIndexOf(')');
     const comm = stat.slice(stat.indexOf('(') + 1, close);
-    const fields = stat.slice(close + 2).split(' ');
-    // fields[1] is the parent; [11..14] are utime, stime, cutime and cstime.
-    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    table.set(Number(entry), { ppid: Number(fields[1]), comm, cpuMs: ticks * TICK_MS });
+    const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+    table.set(Number(entry), { ppid, comm });
   }
   return table;
 }
 
 /** `pid` and every process below it. */
-export function processTree(pid: number): Array<{ pid: number } & ProcessInfo> {
+export function processTree(pid: number): Array<{ pid: number; ppid: number; comm: string }> {
   const table = processTable();
-  const out: Array<{ pid: number } & ProcessInfo> = [];
+  const out: Array<{ pid: number; ppid: number; comm: string }> = [];
   const queue = [pid];
   while (queue.length) {
     const current = queue.shift()!;
     const info = table.get(current);
     if (!info) continue;
-    out.push({ pid: current, ...info });
+    out.push({ pid: current, ppid: info.ppid, comm: info.comm });
     for (const [child, childInfo] of table) if (childInfo.ppid === current) queue.push(child);
   }
   return out;
@@ -113,13 +101,4 @@ export function browsersPss(pid: number): number {
     .filter((p) => p.ppid === pid && /chrom/i.test(p.comm))
     .flatMap((root) => processTree(root.pid))
     .reduce((sum, p) => sum + pssOf(p.pid), 0);
-}
-
-/**
- * CPU time used so far by `pid` and everything below it, in ms. A descendant that has exited
- * and been reaped is counted in its parent's children's times, so the sum neither loses nor
- * double-counts short-lived processes such as a browser launched per capture or a renderer.
- */
-export function treeCpuMs(pid: number): number {
-  return processTree(pid).reduce((sum, p) => sum + p.cpuMs, 0);
 }

@@ -13,8 +13,8 @@ import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCapture } from './browser-baselines.js';
 import { benchmarkChart, soakChart, type SoakSample } from './chart.js';
 import { compareImages, type ImageComparison } from './image-check.js';
-import { describeMachine, type MachineInfo } from './machine.js';
-import { browsersPss, snapshotTree, treeCpuMs } from './process-tree.js';
+import { busyCpuMs, describeMachine, type MachineInfo } from './machine.js';
+import { browsersPss, snapshotTree } from './process-tree.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
 import { startService, type ServiceUnderTest } from './service-client.js';
 import { closedLoop, quantile, summarise, type LoopResult, type RunSummary } from './stats.js';
@@ -100,7 +100,7 @@ async function measureLevel(level: number, methods: Method[]) {
   const acc = methods.map(() => ({ samples: [] as LoopResult['samples'], errors: [] as string[], seconds: 0, peak: 0, cpuMs: 0 }));
   for (let turn = 0; turn < turns; turn++) {
     for (const [m, method] of methods.entries()) {
-      const cpuBefore = treeCpuMs(process.pid);
+      const cpuBefore = busyCpuMs();
       const stop = memorySampler(method.pid, method.browsersOnly);
       const offset = turn * perTurn;
       const result = await closedLoop(Math.min(perTurn, perRun - offset), level, async (i) => void (await method.capture(offset + i)));
@@ -109,15 +109,15 @@ async function measureLevel(level: number, methods: Method[]) {
       a.errors.push(...result.errors);
       a.seconds += result.seconds;
       const sampled = stop();
-      a.cpuMs += treeCpuMs(process.pid) - cpuBefore - sampled.samplingCpuMs;
+      a.cpuMs += busyCpuMs() - cpuBefore - sampled.samplingCpuMs;
       a.peak = Math.max(a.peak, sampled.peak);
     }
   }
   return methods.map((method, m) => {
     const a = acc[m];
-    const summary = summarise(method.name, level, a.samples.map((x) => x.ms), a.errors.length, a.seconds, a.peak, a.cpuMs);
+    const summary = summarise(method.name, level, a.samples.map((x) => x.ms), a.errors.length, a.seconds, a.peak, a.cpuMs, os.cpus().length);
     if (a.errors.length) log(`  ${method.name} c=${level}: ${a.errors.length} failure(s), first: ${a.errors[0]}`);
-    log(`  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms, CPU ${Math.round(summary.cpuMsPerCapture)} ms per capture`);
+    log(`  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms, CPU ${Math.round(summary.cpuMsPerCapture)} ms per capture, cores ${Math.round(summary.cpuBusyShare * 100)} % busy`);
     return { summary, scenarios: perScenario(a.samples) };
   });
 }
@@ -187,8 +187,9 @@ function printTable(runs: RunSummary[]) {
     String(Math.round(r.p95Ms)),
     String(Math.round(r.peakRssBytes / MiB)),
     String(Math.round(r.cpuMsPerCapture)),
+    String(Math.round(r.cpuBusyShare * 100)),
   ]);
-  const header = ['method', 'concurrency', 'captures', 'captures/s', 'p50 ms', 'p95 ms', 'peak MiB', 'CPU ms/capture'];
+  const header = ['method', 'concurrency', 'captures', 'captures/s', 'p50 ms', 'p95 ms', 'peak MiB', 'CPU ms/capture', 'cores busy %'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(header));

@@ -12,10 +12,12 @@ export interface RunSummary {
   /** Peak resident memory of the process under test and its browsers, bytes (PSS for browsers). */
   peakRssBytes: number;
   /**
-   * CPU time per capture, ms: the benchmark process and every process below it (the service and
-   * its browsers, or the baseline's browsers), over the method's own turns.
+   * CPU time per capture, ms: the whole machine's busy time over the method's own turns (the
+   * benchmark's memory sampling left out), so whatever a capture causes is in it.
    */
   cpuMsPerCapture: number;
+  /** That busy time as a share of what all cores could give over the same turns, 0–1. */
+  cpuBusyShare: number;
 }
 
 /** The q-quantile (0–1) of `values` by the nearest-rank method; 0 for no values. */
@@ -34,6 +36,7 @@ export function summarise(
   seconds: number,
   peakRssBytes: number,
   cpuMs: number,
+  cores: number,
 ): RunSummary {
   return {
     method,
@@ -46,6 +49,7 @@ export function summarise(
     p95Ms: quantile(latenciesMs, 0.95),
     peakRssBytes,
     cpuMsPerCapture: latenciesMs.length ? cpuMs / latenciesMs.length : 0,
+    cpuBusyShare: seconds > 0 ? cpuMs / (seconds * 1000 * cores) : 0,
   };
 }
 
