@@ -7,7 +7,8 @@ import { startServer } from './server.js';
 
 const USAGE = `Usage:
   screenshot-appliance serve [--host H] [--port N] [--data DIR] [--concurrency N]
-                             [--chromium PATH] [--egress-allow CIDR]... [--public-url URL]
+                             [--browsers N] [--chromium PATH] [--egress-allow CIDR]...
+                             [--public-url URL]
   screenshot-appliance account create --email E [--unverified] [--plan super_user|basic]
                                       [--daily-limit N] [--monthly-limit N]
   screenshot-appliance account list
@@ -22,6 +23,7 @@ const OPTIONS = {
   port: { type: 'string' },
   data: { type: 'string' },
   concurrency: { type: 'string' },
+  browsers: { type: 'string' },
   chromium: { type: 'string' },
   'egress-allow': { type: 'string', multiple: true },
   'public-url': { type: 'string' },
@@ -51,6 +53,7 @@ async function serve(values: Record<string, any>): Promise<void> {
     port: number('port', values.port),
     dataDir: values.data,
     concurrency: number('concurrency', values.concurrency),
+    browsers: number('browsers', values.browsers),
     chromiumPath: values.chromium,
     publicBaseUrl: values['public-url'],
   };

@@ -10,6 +10,12 @@ export interface Config {
   dataDir: string;
   /** Captures run at once. @default 2 (about the number of cores) */
   concurrency: number;
+  /**
+   * Browser processes the captures are shared among (the headless engine). Each capture still
+   * gets a fresh context of its own; a second browser lets two captures use both cores instead
+   * of taking turns on one browser's main thread. @default 2
+   */
+  browsers: number;
   /** Jobs waiting or running before POST answers 503. @default 500 */
   queueLimit: number;
   /** Chromium executable; looked up in the usual places when unset. */
@@ -47,6 +53,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   host: '0.0.0.0',
   port: 8080,
   concurrency: 2,
+  browsers: 2,
   queueLimit: 500,
   egressAllow: [],
   egressDenyLan: false,
@@ -62,6 +69,9 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   defaultMonthlyLimit: 30_000,
   ratePerSecond: 10,
 };
+
+/** More browsers than this only cost memory: each capture runs in one anyway. */
+export const MAX_BROWSERS = 8;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -93,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     port: int('SCREENSHOT_PORT', env.SCREENSHOT_PORT, DEFAULTS.port, 0, 65535),
     dataDir: path.resolve(env.SCREENSHOT_DATA_DIR || './data'),
     concurrency: int('SCREENSHOT_CONCURRENCY', env.SCREENSHOT_CONCURRENCY, DEFAULTS.concurrency, 1, 64),
+    browsers: int('SCREENSHOT_BROWSERS', env.SCREENSHOT_BROWSERS, DEFAULTS.browsers, 1, MAX_BROWSERS),
     queueLimit: int('SCREENSHOT_QUEUE_LIMIT', env.SCREENSHOT_QUEUE_LIMIT, DEFAULTS.queueLimit, 1, 100_000),
     chromiumPath: env.CHROMIUM_PATH || undefined,
     egressAllow: list(env.SCREENSHOT_EGRESS_ALLOW),
@@ -107,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
   }
   merged.dataDir = path.resolve(merged.dataDir);
+  merged.browsers = int('--browsers', String(merged.browsers), DEFAULTS.browsers, 1, MAX_BROWSERS);
   if (merged.publicBaseUrl) merged.publicBaseUrl = merged.publicBaseUrl.replace(/\/+$/, '');
   return Object.freeze(merged);
 }

@@ -6,6 +6,7 @@ import { ApiKeyService } from './auth/api-keys.js';
 import type { CaptureEngine } from './capture/engine.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
 import { findChromium } from './capture/chromium-path.js';
+import { EnginePool } from './capture/engine-pool.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { startEgressProxy, type EgressProxy } from './egress/proxy.js';
 import { toStatusResource } from './jobs/job-resource.js';
@@ -95,13 +96,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const engine =
       typeof deps.engine === 'function'
         ? deps.engine({ proxyServer: egressProxyUrl })
-        : deps.engine ??
-          new ChromiumEngine({
-            executablePath: findChromium(config.chromiumPath),
-            recycleAfter: config.recycleAfter,
-            proxyServer: egressProxyUrl,
-            log,
-          });
+        : deps.engine ?? chromiumEngines(config, egressProxyUrl, log);
 
     const accounts = new AccountService(stores.accounts, clock, {
       dailyLimit: config.defaultDailyLimit,
@@ -181,4 +176,16 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     lock.release();
     throw err;
   }
+}
+
+/**
+ * The headless engine: `config.browsers` Chromium processes sharing the captures (EnginePool),
+ * or one ChromiumEngine when it is 1. One browser keeps two contexts ready; in a pool each keeps
+ * one, so the pool holds as many spares as it has browsers.
+ */
+function chromiumEngines(config: Readonly<Config>, proxyServer: string, log: (line: string) => void): CaptureEngine {
+  const executablePath = findChromium(config.chromiumPath);
+  const engine = (prewarm?: number) => new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, prewarm });
+  if (config.browsers === 1) return engine();
+  return new EnginePool(Array.from({ length: config.browsers }, () => engine(1)));
 }

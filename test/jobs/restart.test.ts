@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processTree } from '../../bench/process-tree.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
 import { runCli, serve } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -54,6 +55,23 @@ describe('the headless server process', () => {
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toBe(0);
     }
+  });
+
+  it('shares captures among two browsers by default, and among as many as --browsers says', async () => {
+    /** Chromium main processes the server started. */
+    const browsersOf = (pid: number) => processTree(pid).filter((p) => p.ppid === pid && /chrom/i.test(p.comm)).length;
+    for (const [args, expected] of [[[], 2], [['--browsers', '1'], 1], [['--browsers', '3'], 3]] as const) {
+      const proc = await serve(['--data', await dataDir(), ...args]);
+      try {
+        expect(browsersOf(proc.child.pid!)).toBe(expected);
+      } finally {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+    }
+    const refused = await runCli(['serve', '--host', '127.0.0.1', '--port', '0', '--data', await dataDir(), '--browsers', '0']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/--browsers must be a whole number from 1 to 8, got "0"/);
   });
 
   it('refuses a second server on the same data directory with a clear message', async () => {
