@@ -90,6 +90,22 @@ export class BrowserSlot {
     return this.connected && this.browser.isConnected();
   }
 
+  /**
+   * Settles once the browser has answered a round trip over its pipe, or has been found gone,
+   * or after a few seconds (a busy browser is not a dead one). A browser killed a moment ago
+   * may still look connected: its pipe closes only when the process has finished dying, and
+   * this waits for that instead of guessing.
+   */
+  async ping(): Promise<void> {
+    if (!this.isConnected) return;
+    const roundTrip = (async () => {
+      const session = await this.browser.newBrowserCDPSession();
+      await session.send('Browser.getVersion');
+      await session.detach();
+    })();
+    await Promise.race([roundTrip.catch(() => undefined), this.gone, sleep(CLOSE_GRACE_MS)]);
+  }
+
   /** A fresh context for one job (a pre-warmed one when its options match). */
   openJob(options: JobContextOptions): Promise<JobPage> {
     return this.prewarmer.take(options);

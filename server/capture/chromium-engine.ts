@@ -95,6 +95,16 @@ export class ChromiumEngine implements CaptureEngine {
     return this.version;
   }
 
+  /**
+   * Settles once the current browser has answered or been found gone, so that isReady() is
+   * true only of a browser that is still there. EnginePool asks this of its other engines
+   * after one browser crashed: whatever killed it (the OOM killer, `pkill chromium`) may have
+   * killed the others too, and the job's retry should not be sent to one of them.
+   */
+  async checkBrowser(): Promise<void> {
+    await this.current?.ping();
+  }
+
   /** The current browser's process id (for diagnostics and crash tests). */
   browserPid(): number | undefined {
     return this.current?.pid;

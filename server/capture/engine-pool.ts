@@ -1,4 +1,10 @@
-import type { CaptureEngine, CaptureRequest, CaptureResult } from './engine.js';
+import { BrowserCrashedError, type CaptureEngine, type CaptureRequest, type CaptureResult } from './engine.js';
+
+/** An engine the pool can share captures with. */
+export interface PoolableEngine extends CaptureEngine {
+  /** Settles once the engine knows whether its browser is still there (ChromiumEngine.checkBrowser). */
+  checkBrowser(): Promise<void>;
+}
 
 /**
  * Several engines, each with a browser of its own, behind one CaptureEngine.
@@ -12,7 +18,9 @@ import type { CaptureEngine, CaptureRequest, CaptureResult } from './engine.js';
  * Each capture goes to a ready engine with the fewest captures running, ties to the one used
  * least recently, so the work and the browsers' wear (recycling) are shared evenly. An engine
  * whose browser is down is passed over while another is ready; a crash fails only the captures
- * in that browser, and the engine relaunches it as it would on its own.
+ * in that browser, and the engine relaunches it as it would on its own. Before a crash is
+ * reported, the other browsers are checked, so the job's retry goes to one that is alive (or
+ * is relaunched) when they were all killed together.
  */
 export class EnginePool implements CaptureEngine {
   readonly name: string;
@@ -20,7 +28,7 @@ export class EnginePool implements CaptureEngine {
   private readonly lastUsed: number[];
   private uses = 0;
 
-  constructor(private readonly engines: readonly CaptureEngine[]) {
+  constructor(private readonly engines: readonly PoolableEngine[]) {
     if (engines.length === 0) throw new Error('EnginePool needs at least one engine');
     this.name = engines[0].name;
     this.running = engines.map(() => 0);
@@ -42,6 +50,11 @@ export class EnginePool implements CaptureEngine {
     this.lastUsed[k] = ++this.uses;
     try {
       return await this.engines[k].capture(request);
+    } catch (err) {
+      if (err instanceof BrowserCrashedError) {
+        await Promise.all(this.engines.filter((_, j) => j !== k).map((engine) => engine.checkBrowser()));
+      }
+      throw err;
     } finally {
       this.running[k]--;
     }

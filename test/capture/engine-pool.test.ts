@@ -1,19 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
-import { BrowserCrashedError, type CaptureEngine, type CaptureRequest, type CaptureResult } from '../../server/capture/engine.js';
-import { EnginePool } from '../../server/capture/engine-pool.js';
+import { BrowserCrashedError, type CaptureRequest, type CaptureResult } from '../../server/capture/engine.js';
+import { EnginePool, type PoolableEngine } from '../../server/capture/engine-pool.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
 import { captureRequest } from './conformance-cases.js';
 
 /** An engine at the seam: records what it was asked and finishes a capture when told to. */
-class HeldEngine implements CaptureEngine {
+class HeldEngine implements PoolableEngine {
   readonly name = 'held';
   ready = true;
   closed = false;
   failClose = false;
+  checked = 0;
   readonly urls: string[] = [];
-  private readonly pending: Array<() => void> = [];
+  private readonly pending: Array<(err?: Error) => void> = [];
 
   async start() {}
   isReady() {
@@ -22,17 +23,22 @@ class HeldEngine implements CaptureEngine {
   chromiumVersion() {
     return '1.0';
   }
+  async checkBrowser() {
+    this.checked++;
+  }
   async close() {
     this.closed = true;
     if (this.failClose) throw new Error('close failed');
   }
   capture(request: CaptureRequest): Promise<CaptureResult> {
     this.urls.push(request.url);
-    return new Promise((resolve) => this.pending.push(() => resolve({ url: request.url } as unknown as CaptureResult)));
+    return new Promise((resolve, reject) =>
+      this.pending.push((err) => (err ? reject(err) : resolve({ url: request.url } as unknown as CaptureResult))),
+    );
   }
-  /** Finishes the oldest capture still running. */
-  finishOne() {
-    this.pending.shift()?.();
+  /** Finishes the oldest capture still running, or fails it with `err`. */
+  finishOne(err?: Error) {
+    this.pending.shift()?.(err);
   }
 }
 
@@ -85,6 +91,20 @@ describe('EnginePool routing', () => {
     expect(a.urls).toEqual(['3']);
   });
 
+  it('checks the other browsers before it reports a crash, so the retry can avoid one killed with it', async () => {
+    const [a, b, c] = [new HeldEngine(), new HeldEngine(), new HeldEngine()];
+    const pool = new EnginePool([a, b, c]);
+    const crashed = pool.capture(req('1'));
+    a.finishOne(new BrowserCrashedError('gone'));
+    await expect(crashed).rejects.toBeInstanceOf(BrowserCrashedError);
+    expect([a.checked, b.checked, c.checked]).toEqual([0, 1, 1]);
+    // Any other failure is the page's, and reported as it is.
+    const failed = pool.capture(req('2'));
+    b.finishOne(new Error('page error'));
+    await expect(failed).rejects.toThrow('page error');
+    expect([a.checked, b.checked, c.checked]).toEqual([0, 1, 1]);
+  });
+
   it('closes every engine even when one fails to close, and reports the failure', async () => {
     const [a, b] = [new HeldEngine(), new HeldEngine()];
     a.failClose = true;
@@ -132,5 +152,28 @@ describe('EnginePool of two Chromium browsers', () => {
     expect(pool.isReady()).toBe(true);
     const next = await pool.capture(captureRequest(fixture.url, '/small.html'));
     expect(next.width).toBe(1920);
+  });
+
+  it('retries well after both browsers are killed at once: the capture right after the crash succeeds', async () => {
+    for (let round = 0; round < 3; round++) {
+      const ready = Date.now() + 15_000;
+      while (!engines.every((engine) => engine.isReady() && engine.browserPid() !== undefined)) {
+        if (Date.now() > ready) throw new Error('the browsers were not relaunched');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await pool.capture(captureRequest(fixture.url, '/small.html'));
+      const running = pool.capture(captureRequest(fixture.url, '/embed-image.html?src=/slow%3Fms%3D1500'));
+      const seen = fixture.seen('/slow').length;
+      const deadline = Date.now() + 15_000;
+      while (fixture.seen('/slow').length === seen) {
+        if (Date.now() > deadline) throw new Error('the page was not loading');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      for (const engine of engines) process.kill(-engine.browserPid()!, 'SIGKILL');
+      await expect(running).rejects.toBeInstanceOf(BrowserCrashedError);
+      // What the job service does next: one more try, at once.
+      const retried = await pool.capture(captureRequest(fixture.url, '/small.html'));
+      expect(retried.width).toBe(1920);
+    }
   });
 });
