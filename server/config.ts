@@ -36,6 +36,8 @@ export interface Config {
   captureTimeoutMs: number;
   /** Largest full-page height in CSS pixels. @default 16384 */
   fullPageMaxHeight: number;
+  /** Resident memory one page may use before it is stopped, in MiB. @default 2048 */
+  pageMemoryMb: number;
   /** Largest stored page source. @default 5 MB */
   pageSourceMaxBytes: number;
   /** Days a screenshot and its page source are kept. @default 7 */
@@ -62,6 +64,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   navigationTimeoutMs: 30_000,
   captureTimeoutMs: 30_000,
   fullPageMaxHeight: 16_384,
+  pageMemoryMb: 2048,
   pageSourceMaxBytes: 5_000_000,
   retentionDays: 7,
   recycleAfter: 200,
@@ -111,6 +114,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     publicBaseUrl: env.SCREENSHOT_PUBLIC_BASE_URL || undefined,
     trustProxy: list(env.SCREENSHOT_TRUST_PROXY),
     adminAllow: env.SCREENSHOT_ADMIN_ALLOW ? list(env.SCREENSHOT_ADMIN_ALLOW) : DEFAULTS.adminAllow,
+    pageMemoryMb: int('SCREENSHOT_PAGE_MEMORY_MB', env.SCREENSHOT_PAGE_MEMORY_MB, DEFAULTS.pageMemoryMb, 128, 1_048_576),
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
   };
   const merged = { ...fromEnv };

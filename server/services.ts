@@ -185,7 +185,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
  */
 function chromiumEngines(config: Readonly<Config>, proxyServer: string, log: (line: string) => void): CaptureEngine {
   const executablePath = findChromium(config.chromiumPath);
-  const engine = (prewarm?: number) => new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, prewarm });
+  const engine = (prewarm?: number) =>
+    new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, prewarm, pageMemoryMb: config.pageMemoryMb });
   if (config.browsers === 1) return engine();
   return new EnginePool(Array.from({ length: config.browsers }, () => engine(1)));
 }

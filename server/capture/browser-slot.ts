@@ -1,6 +1,7 @@
 import { chromium, type Browser } from 'playwright-core';
 import { sleep, withDeadline } from './deadline.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from './context-prewarmer.js';
+import { PageMemoryGuard } from './page-memory-guard.js';
 
 export interface BrowserLaunchOptions {
   executablePath: string;
@@ -9,6 +10,8 @@ export interface BrowserLaunchOptions {
   ignoreDefaultArgs: string[];
   /** Spare contexts kept ready. */
   prewarm: number;
+  /** A page's renderer using more resident memory than this is killed (PageMemoryGuard). */
+  pageMemoryLimitBytes: number;
   launchTimeoutMs: number;
   log: (line: string) => void;
 }
@@ -34,6 +37,7 @@ export class BrowserSlot {
   readonly gone: Promise<void>;
   private connected = true;
   private readonly prewarmer: ContextPrewarmer;
+  private readonly memoryGuard: PageMemoryGuard | undefined;
   private readonly goneListeners = new Set<() => void>();
 
   private constructor(
@@ -44,9 +48,11 @@ export class BrowserSlot {
     options: BrowserLaunchOptions,
   ) {
     this.prewarmer = new ContextPrewarmer(browser, options.prewarm, options.log);
+    this.memoryGuard = pid === undefined ? undefined : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, options.log);
     this.gone = new Promise((resolve) =>
       browser.once('disconnected', () => {
         this.connected = false;
+        this.memoryGuard?.stop();
         this.prewarmer.dispose();
         for (const listener of this.goneListeners) listener();
         this.goneListeners.clear();
@@ -104,6 +110,14 @@ export class BrowserSlot {
       await session.detach();
     })();
     await Promise.race([roundTrip.catch(() => undefined), this.gone, sleep(CLOSE_GRACE_MS)]);
+  }
+
+  /**
+   * The memory limit when a page of this browser was killed for passing it a moment ago (its
+   * page crash is that kill), otherwise undefined.
+   */
+  pageKilledForMemory(): number | undefined {
+    return this.memoryGuard?.killedRecently() ? this.memoryGuard.limitBytes : undefined;
   }
 
   /** A fresh context for one job (a pre-warmed one when its options match). */

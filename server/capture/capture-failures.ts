@@ -17,6 +17,10 @@ export const egressBlocked = (reason: string) => new CaptureError(`blocked by eg
 export const pageCrashed = (url: string) =>
   new CaptureError(`The page crashed while capturing ${url} (it may have run out of memory)`);
 
+/** The page's renderer passed the memory limit and was stopped (PageMemoryGuard). */
+export const pageOutOfMemory = (url: string, limitBytes: number) =>
+  new CaptureError(`The page used more than ${Math.round(limitBytes / 2 ** 20)} MiB of memory and was stopped while capturing ${url}`);
+
 /**
  * The CaptureError for a failed navigation, from the browser's error: a time-out, a network
  * error code such as net::ERR_CONNECTION_REFUSED, or the egress proxy refusing a tunnel.

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { BrowserSlot } from './browser-slot.js';
 import { clipFor, type Clip } from './capture-clip.js';
-import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed } from './capture-failures.js';
+import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed, pageOutOfMemory } from './capture-failures.js';
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import { withDeadline } from './deadline.js';
@@ -45,7 +45,14 @@ export interface ChromiumEngineOptions {
   prewarm?: number;
   /** Time allowed for Chromium to start. @default 30000 */
   launchTimeoutMs?: number;
+  /**
+   * Resident memory a page's renderer may use, in MiB; a renderer above it is killed and its
+   * capture fails saying so (PageMemoryGuard). @default 2048
+   */
+  pageMemoryMb?: number;
 }
+
+export const DEFAULT_PAGE_MEMORY_MB = 2048;
 
 /** Scrolling for lazy content stops after this long (and after a third of the capture time). */
 const SCROLL_MAX_MS = 5_000;
@@ -176,7 +183,10 @@ export class ChromiumEngine implements CaptureEngine {
       throw this.explain(err, slot, tripwire, signal);
     }
 
-    job.page.once('crash', () => tripwire.trip(pageCrashed(url)));
+    job.page.once('crash', () => {
+      const limit = slot.pageKilledForMemory();
+      tripwire.trip(limit === undefined ? pageCrashed(url) : pageOutOfMemory(url, limit));
+    });
     const traffic = new PageTraffic(job.page);
     const finish = () => {
       stopWatching();
@@ -372,6 +382,7 @@ export class ChromiumEngine implements CaptureEngine {
       executablePath: this.options.executablePath,
       ...this.commandLine,
       prewarm: Math.max(0, this.options.prewarm ?? 2),
+      pageMemoryLimitBytes: (this.options.pageMemoryMb ?? DEFAULT_PAGE_MEMORY_MB) * 2 ** 20,
       launchTimeoutMs: this.options.launchTimeoutMs ?? 30_000,
       log: this.log,
     });
