@@ -48,7 +48,8 @@ export class BrowserSlot {
     options: BrowserLaunchOptions,
   ) {
     this.prewarmer = new ContextPrewarmer(browser, options.prewarm, options.log);
-    this.memoryGuard = pid === undefined ? undefined : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, options.log);
+    this.memoryGuard =
+      pid === undefined ? undefined : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, { busy: () => this.inFlight > 0, log: options.log });
     this.gone = new Promise((resolve) =>
       browser.once('disconnected', () => {
         this.connected = false;

@@ -43,24 +43,31 @@ function renderers(browserPid: number): number[] {
 }
 
 /**
- * Stops a page that takes more memory than it is allowed: while the browser runs, the resident
- * size of each of its renderer processes is read from /proc every 250 ms, and a renderer above
- * the limit is killed. Each job has a context and so a renderer of its own, so only that job's
- * page crashes, and the engine reports the crash as this (killedRecently). Without it such a
- * page is stopped only by the capture time-out, and may take the machine's memory first.
+ * Stops a page that takes more memory than it is allowed: while captures run, the resident size
+ * of each of the browser's renderer processes is read from /proc every 250 ms, and a renderer
+ * above the limit is killed. Each job has a context and so a renderer of its own, so only that
+ * job's page crashes, and the engine reports the crash as this (killedRecently). Without it such
+ * a page is stopped only by the capture time-out, and may take the machine's memory first.
  * Where /proc is missing (not Linux) the guard does nothing.
  */
 export class PageMemoryGuard {
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly log: (line: string) => void;
   private lastKill = -Infinity;
 
   constructor(
     private readonly browserPid: number,
     readonly limitBytes: number,
-    private readonly log: (line: string) => void = () => undefined,
+    options: {
+      /** Reading /proc costs about 1 ms a time, so it is done only while this says captures run. */
+      busy?: () => boolean;
+      log?: (line: string) => void;
+    } = {},
   ) {
+    this.log = options.log ?? (() => undefined);
     if (!fs.existsSync(`/proc/${browserPid}/task`)) return;
-    this.timer = setInterval(() => this.check(), POLL_MS);
+    const busy = options.busy ?? (() => true);
+    this.timer = setInterval(() => busy() && this.check(), POLL_MS);
     this.timer.unref();
   }
 
