@@ -117,7 +117,10 @@ async function measureLevel(level: number, methods: Method[]) {
     const a = acc[m];
     const summary = summarise(method.name, level, a.samples.map((x) => x.ms), a.errors.length, a.seconds, a.peak, a.cpuMs, os.cpus().length);
     if (a.errors.length) log(`  ${method.name} c=${level}: ${a.errors.length} failure(s), first: ${a.errors[0]}`);
-    log(`  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms, CPU ${Math.round(summary.cpuMsPerCapture)} ms per capture, cores ${Math.round(summary.cpuBusyShare * 100)} % busy`);
+    log(
+      `  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms, ` +
+        `CPU ${Math.round(summary.cpuMsPerCapture)} ms per capture, cores ${Math.round(summary.cpuBusyShare * 100)} % busy`,
+    );
     return { summary, scenarios: perScenario(a.samples) };
   });
 }

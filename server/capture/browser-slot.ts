@@ -49,7 +49,9 @@ export class BrowserSlot {
   ) {
     this.prewarmer = new ContextPrewarmer(browser, options.prewarm, options.log);
     this.memoryGuard =
-      pid === undefined ? undefined : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, { busy: () => this.inFlight > 0, log: options.log });
+      pid === undefined
+        ? undefined
+        : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, { busy: () => this.inFlight > 0, log: options.log });
     this.gone = new Promise((resolve) =>
       browser.once('disconnected', () => {
         this.connected = false;

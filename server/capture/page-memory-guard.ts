@@ -85,7 +85,8 @@ export class PageMemoryGuard {
       const bytes = residentBytes(pid);
       if (bytes <= this.limitBytes) continue;
       this.lastKill = performance.now();
-      this.log(`chromium: killing a page's renderer (pid ${pid}): ${Math.round(bytes / 2 ** 20)} MiB of memory, more than ${Math.round(this.limitBytes / 2 ** 20)} MiB`);
+      const mib = (n: number) => Math.round(n / 2 ** 20);
+      this.log(`chromium: killing a page's renderer (pid ${pid}): ${mib(bytes)} MiB of memory, more than ${mib(this.limitBytes)} MiB`);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
