@@ -52,7 +52,7 @@ export interface ChromiumEngineOptions {
   pageMemoryMb?: number;
 }
 
-export const DEFAULT_PAGE_MEMORY_MB = 2048;
+const DEFAULT_PAGE_MEMORY_MB = 2048;
 
 /** Scrolling for lazy content stops after this long (and after a third of the capture time). */
 const SCROLL_MAX_MS = 5_000;

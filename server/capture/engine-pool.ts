@@ -35,11 +35,6 @@ export class EnginePool implements CaptureEngine {
     this.lastUsed = engines.map(() => 0);
   }
 
-  /** How many engines (browsers) the pool holds. */
-  get size(): number {
-    return this.engines.length;
-  }
-
   async start(): Promise<void> {
     await Promise.all(this.engines.map((engine) => engine.start()));
   }
