@@ -211,7 +211,8 @@ describe('control panel', () => {
 
     const shown = page.getByRole('dialog', { name: 'Your new API key' });
     const keyField = shown.getByLabel('API key “e2e client”');
-    await expect.poll(() => keyField.inputValue()).toMatch(/\w{20,}/);
+    // The whole key: `sa_` and 32 random bytes in base64url, whose `-` can split any run of word characters.
+    await expect.poll(() => keyField.inputValue()).toMatch(/^sa_[A-Za-z0-9_-]{43}$/);
     secretKey = await keyField.inputValue();
     // Focus lands on the key, selected, ready for Ctrl+C.
     expect(await keyField.evaluate((el: HTMLInputElement) => el === document.activeElement && el.selectionEnd! - el.selectionStart!)).toBe(secretKey.length);
