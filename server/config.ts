@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /** Everything the service reads from its environment and command line, resolved once. */
@@ -13,7 +14,7 @@ export interface Config {
   /**
    * Browser processes the captures are shared among (the headless engine). Each capture still
    * gets a fresh context of its own; a second browser lets two captures use both cores instead
-   * of taking turns on one browser's main thread. @default 2
+   * of taking turns on one browser's main thread. @default 2 (1 on a machine with one core)
    */
   browsers: number;
   /** Jobs waiting or running before POST answers 503. @default 500 */
@@ -55,7 +56,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   host: '0.0.0.0',
   port: 8080,
   concurrency: 2,
-  browsers: 2,
+  browsers: Math.min(2, os.availableParallelism()),
   queueLimit: 500,
   egressAllow: [],
   egressDenyLan: false,
@@ -73,7 +74,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   ratePerSecond: 10,
 };
 
-/** More browsers than this only cost memory: each capture runs in one anyway. */
+/** An upper bound for --browsers: each browser holds its own memory. */
 export const MAX_BROWSERS = 8;
 
 export class ConfigError extends Error {
