@@ -21,7 +21,7 @@ export interface HourBucket {
 export interface Status {
   queue: QueueState;
   /** `version` is null until the browser is up. */
-  engine: { name: string; version: string | null; ready: boolean };
+  engine: { name: string; version: string | null; ready: boolean; browsers: number; browsers_ready: number };
   /** The last 24 hours, oldest first. */
   captures_per_hour: HourBucket[];
   api_base_url: string;

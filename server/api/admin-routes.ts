@@ -86,7 +86,7 @@ export function adminRoutes(deps: AdminDeps): Router {
     const hourly = await deps.jobs.hourly(24);
     ctx.body = {
       queue: deps.jobs.stats(),
-      engine: { name: deps.engine.name, version: deps.engine.isReady() ? deps.engine.chromiumVersion() : null, ready: deps.engine.isReady() },
+      engine: engineStatus(deps.engine),
       captures_per_hour: hourly.map((h) => ({ hour: formatIsoSeconds(h.hour), completed: h.completed, failed: h.failed })),
       api_base_url: `${baseUrlOf(ctx, deps.settings)}/v1`,
     };
@@ -201,4 +201,17 @@ export function adminRoutes(deps: AdminDeps): Router {
 
   for (const add of deps.extraRoutes ?? []) add(router);
   return router;
+}
+
+/** The engine as `GET /admin/api/status` reports it. */
+function engineStatus(engine: CaptureEngine) {
+  const ready = engine.isReady();
+  const browsers = engine.browsers?.() ?? { total: 1, ready: ready ? 1 : 0 };
+  return {
+    name: engine.name,
+    version: ready ? engine.chromiumVersion() : null,
+    ready,
+    browsers: browsers.total,
+    browsers_ready: browsers.ready,
+  };
 }

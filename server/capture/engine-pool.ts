@@ -59,6 +59,10 @@ export class EnginePool implements CaptureEngine {
     return this.engines.some((engine) => engine.isReady());
   }
 
+  browsers(): { total: number; ready: number } {
+    return { total: this.engines.length, ready: this.engines.filter((engine) => engine.isReady()).length };
+  }
+
   chromiumVersion(): string {
     const ready = this.engines.find((engine) => engine.isReady()) ?? this.engines[0];
     return ready.chromiumVersion();

@@ -64,6 +64,8 @@ export interface CaptureEngine {
   isReady(): boolean;
   /** The real Chromium version, e.g. "156.0.8078.79"; valid after start(). */
   chromiumVersion(): string;
+  /** Browser processes the engine captures in, and how many are up. @default one, up while isReady() */
+  browsers?(): { total: number; ready: number };
   close(): Promise<void>;
 }
 

@@ -193,6 +193,7 @@ describe('jobs, usage, settings and status', () => {
     const status = await server.admin('GET', '/status');
     expect(status.body.engine.ready).toBe(true);
     expect(status.body.engine.version).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(status.body.engine).toMatchObject({ browsers: 2, browsers_ready: 2 });
     expect(status.body.captures_per_hour).toHaveLength(24);
     expect(status.body.api_base_url).toBe(`${server.url}/v1`);
     expect((await server.admin('POST', '/queue/pause')).body.paused).toBe(true);

@@ -24,7 +24,7 @@ export interface TestServer {
 export async function startTestServer(overrides: Partial<Config> = {}, deps: ServiceDeps = {}): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? (await tempDir());
   // CHROMIUM_PATH runs the suite against another Chromium, as it does the service.
-  const config = loadConfig({ CHROMIUM_PATH: process.env.CHROMIUM_PATH }, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'], concurrency: 2, ...overrides });
+  const config = loadConfig({ CHROMIUM_PATH: process.env.CHROMIUM_PATH }, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'], concurrency: 2, browsers: 2, ...overrides });
   const srv = await startServer(config, { log: () => undefined, ...deps });
   const admin = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${srv.url}/admin/api${route}`, {

@@ -69,7 +69,9 @@ describe('control panel', () => {
     await fsp.mkdir(ARTIFACTS, { recursive: true });
     fixture = await startFixtureServer();
     dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'sa-panel-'));
-    srv = await startServer(loadConfig({}, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'] }), { log: () => undefined });
+    srv = await startServer(loadConfig({}, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'], browsers: 2 }), {
+      log: () => undefined,
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: BASE_ARGS, timeout: 30_000 });
     context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.url });
@@ -374,6 +376,8 @@ describe('control panel', () => {
     const stat = (label: string) => stats.getByRole('listitem').filter({ hasText: label }).locator('.stat-value');
     await expect.poll(() => stat('Captures, 24 h').textContent()).toBe('1');
     await expect.poll(() => stat('Failures, 24 h').textContent()).toBe('1');
+    const engine = stats.getByRole('listitem').filter({ hasText: 'Engine' }).locator('.stat-note');
+    await expect.poll(() => engine.textContent()).toMatch(/ready · 2 of 2 browsers up$/);
     await expect.poll(() => page.getByRole('img', { name: /Calls per day over the last 30 days: 2 in all/ }).isVisible()).toBe(true);
     await expect.poll(() => page.getByRole('img', { name: /Captures per hour over the last 24 hours: 2 in all/ }).isVisible()).toBe(true);
     await shoot(page, 'dashboard');

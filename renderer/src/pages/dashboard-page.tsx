@@ -101,6 +101,14 @@ function StatusCards({ status }: { status: Status }) {
         <span class="stat-value stat-small">{engine.name}</span>
         <span class="stat-note">
           {engine.version ?? 'starting'} · {engine.ready ? <span class="ok">ready</span> : <span class="bad">not ready</span>}
+          {engine.browsers > 1 && (
+            <>
+              {' · '}
+              <span class={engine.browsers_ready < engine.browsers ? 'bad' : undefined}>
+                {engine.browsers_ready} of {engine.browsers} browsers up
+              </span>
+            </>
+          )}
         </span>
       </li>
     </ul>

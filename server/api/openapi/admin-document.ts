@@ -394,8 +394,14 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
             engine: {
               type: 'object',
               additionalProperties: false,
-              required: ['name', 'version', 'ready'],
-              properties: { name: { type: 'string' }, version: { type: ['string', 'null'] }, ready: { type: 'boolean' } },
+              required: ['name', 'version', 'ready', 'browsers', 'browsers_ready'],
+              properties: {
+                name: { type: 'string' },
+                version: { type: ['string', 'null'] },
+                ready: { type: 'boolean', description: 'True while any browser is up and taking captures' },
+                browsers: { type: 'integer', minimum: 1, description: 'Browser processes the captures are shared among (--browsers)' },
+                browsers_ready: { type: 'integer', minimum: 0, description: 'Of those, how many are up now' },
+              },
             },
             captures_per_hour: {
               type: 'array',
