@@ -15,7 +15,7 @@ import {
 } from '../server/capture/engine.js';
 import { TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
 import { DEFAULT_QUALITY } from '../server/capture/image-encoder.js';
-import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from '../server/capture/quiet-network.js';
+import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from '../server/capture/quiet-network.js';
 import { userAgentFor } from '../server/capture/presets.js';
 import { emulateDevice } from './device-emulation.js';
 import { openJobWindow, type JobWindow } from './job-window.js';
@@ -29,10 +29,6 @@ export interface ElectronEngineOptions {
    */
   proxyServer?: string;
 }
-
-// The same bounds as the Chromium engine, so both treat a page alike.
-/** Scrolling for lazy content stops after this long (and after a third of the capture time). */
-const SCROLL_MAX_MS = 5_000;
 
 /**
  * Captures with hidden BrowserWindows in the Electron main process: one window per job, each
@@ -164,7 +160,7 @@ export class ElectronEngine implements CaptureEngine {
     };
     if (request.fullPage) {
       await scrollThroughPage(job.contents, {
-        maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3),
+        maxMs: scrollTimeLimitMs(request.captureTimeoutMs),
         maxHeight: request.maxHeight,
       });
       await job.networkIdle(NETWORK_IDLE_MAX_MS);

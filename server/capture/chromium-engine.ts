@@ -16,7 +16,7 @@ import { DEFAULT_QUALITY, encodeScreenshot, type EncodedImage } from './image-en
 import { scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { userAgentFor } from './presets.js';
-import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from './quiet-network.js';
+import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { Tripwire } from './tripwire.js';
 
 export interface ChromiumEngineOptions {
@@ -54,8 +54,6 @@ export interface ChromiumEngineOptions {
 
 const DEFAULT_PAGE_MEMORY_MB = 2048;
 
-/** Scrolling for lazy content stops after this long (and after a third of the capture time). */
-const SCROLL_MAX_MS = 5_000;
 /** Time a page that navigated again by script gets to load its new document. */
 const SETTLE_AFTER_NAVIGATION_MS = 5_000;
 /** A browser that cannot open a context in this long is considered hung. */
@@ -283,7 +281,7 @@ export class ChromiumEngine implements CaptureEngine {
   ): Promise<{ image: EncodedImage; truncated: boolean; html: string | null }> {
     const { page } = job;
     if (request.fullPage) {
-      const scroll = { maxMs: Math.min(SCROLL_MAX_MS, request.captureTimeoutMs / 3), maxHeight: request.maxHeight, onlyWhenLazy: true };
+      const scroll = { maxMs: scrollTimeLimitMs(request.captureTimeoutMs), maxHeight: request.maxHeight, onlyWhenLazy: true };
       const steps = await onFinalDocument(page, traffic, () => page.evaluate(scrollThroughPage, scroll));
       if (steps > 0) {
         await traffic.networkIdle(NETWORK_IDLE_MAX_MS);

@@ -1,8 +1,14 @@
-// Shared by both capture engines: how long they wait for a page's network, and taking the
-// picture again when the page went on loading while it was being taken.
+// Shared by both capture engines, so both treat a page alike: how long they wait for a page
+// (its network, scrolling it for lazy content), and taking the picture again when the page
+// went on loading while it was being taken.
 
 /** The longest a capture waits, each time, for a page's network to go quiet. */
 export const NETWORK_IDLE_MAX_MS = 1_500;
+
+/** Scrolling a full page for lazy content stops after 5 s, and after a third of the capture's time. */
+export function scrollTimeLimitMs(captureTimeoutMs: number): number {
+  return Math.min(5_000, captureTimeoutMs / 3);
+}
 
 /** What an engine knows of a page's requests (PageTraffic, the Electron engine's JobWindow). */
 export interface PageNetwork {
