@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import type Router from '@koa/router';
-import { ApiError, errorMiddleware } from './errors.js';
+import { errorMiddleware } from './errors.js';
 import { adminNetworkGuard } from './api/admin-auth.js';
 import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
@@ -12,11 +12,8 @@ import type { Services } from './services.js';
 function mount(app: Koa, router: Router) {
   app.use(router.routes());
   app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError(405, 'This method is not allowed on this address'),
-      notImplemented: () => new ApiError(405, 'This method is not supported'),
-    }),
+    // Not thrown: the router then sets `Allow`, and the error middleware renders the status.
+    router.allowedMethods(),
   );
 }
 
@@ -46,8 +43,9 @@ export function createApp(services: Services): Koa {
   mount(app, v1Routes(deps));
 
   const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
-  app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? adminNetworkGuard(adminDeps)(ctx, next) : next()));
-  app.use(adminStatic(services.rendererDir ?? findRendererDir()));
-  mount(app, adminRoutes({ ...deps, ...adminDeps, extraRoutes: [...services.adminExtraRoutes, adminOpenApiRoute(deps)] }));
+  app.use(adminStatic(services.rendererDir ?? findRendererDir(), adminNetworkGuard(adminDeps)));
+  for (const router of adminRoutes({ ...deps, ...adminDeps, extraRoutes: [...services.adminExtraRoutes, adminOpenApiRoute(deps)] })) {
+    mount(app, router);
+  }
   return app;
 }

@@ -50,6 +50,11 @@ export interface Config {
   defaultMonthlyLimit: number;
   /** Requests per second per account. @default 10 */
   ratePerSecond: number;
+  /**
+   * Image requests (`/v1/files/*`, which need no key) per second per client address, IPv6
+   * clients per /64. High enough for a page of thumbnails. @default 100
+   */
+  fileRatePerSecond: number;
 }
 
 export const DEFAULTS: Omit<Config, 'dataDir'> = {
@@ -72,6 +77,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   defaultDailyLimit: 1000,
   defaultMonthlyLimit: 30_000,
   ratePerSecond: 10,
+  fileRatePerSecond: 100,
 };
 
 /** An upper bound for --browsers: each browser holds its own memory. */
@@ -116,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     trustProxy: list(env.SCREENSHOT_TRUST_PROXY),
     adminAllow: env.SCREENSHOT_ADMIN_ALLOW ? list(env.SCREENSHOT_ADMIN_ALLOW) : DEFAULTS.adminAllow,
     pageMemoryMb: int('SCREENSHOT_PAGE_MEMORY_MB', env.SCREENSHOT_PAGE_MEMORY_MB, DEFAULTS.pageMemoryMb, 128, 1_048_576),
+    fileRatePerSecond: int('SCREENSHOT_FILE_RATE', env.SCREENSHOT_FILE_RATE, DEFAULTS.fileRatePerSecond, 1, 100_000),
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
   };
   const merged = { ...fromEnv };

@@ -35,6 +35,11 @@ export class ApiError extends Error {
 export const badRequest = (message: string) => new ApiError(400, message);
 export const notFound = (message = 'The requested resource does not exist') => new ApiError(404, message);
 
+function methodNotAllowed(allow: string): ApiError {
+  const message = allow ? `This method is not allowed on this address; allowed: ${allow}` : 'This method is not supported on this address';
+  return new ApiError(405, message, ERROR_TITLES[405], {}, allow ? { Allow: allow } : {});
+}
+
 /** Error raised for invalid input to a service call; routes render it as 400. */
 export class ValidationError extends Error {
   override readonly name = 'ValidationError';
@@ -51,14 +56,20 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw notFound(`No route for ${ctx.method} ${ctx.path}`);
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw notFound(`No route for ${ctx.method} ${ctx.path}`);
+        // The router's answers to a known path with another method: 405 (501 for a method
+        // it does not know at all) with `Allow` already set.
+        if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed(ctx.response.get('Allow'));
       }
     } catch (err) {
       const apiError = toApiError(err);
       if (apiError.status >= 500 && apiError.status !== 503) log(`${ctx.method} ${ctx.path} failed`, err);
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+      // An error describes one moment; no cache should keep it.
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('X-Content-Type-Options', 'nosniff');
       ctx.body = { error: apiError.title, message: apiError.message, ...apiError.extra };
     }
   };

@@ -52,6 +52,8 @@ export interface Services {
   keys: ApiKeyService;
   quota: QuotaService;
   rateLimiter: RateLimiter;
+  /** Image requests per client address (GET /v1/files/*). */
+  fileRateLimiter: RateLimiter;
   settings: SettingsService;
   jobs: JobService;
   queue: QueueControl;
@@ -105,6 +107,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const keys = new ApiKeyService(stores.keys, clock);
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
+    const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
     const webhooks = createWebhookService({
       datastore: stores.webhooks,
       policy: egress,
@@ -142,6 +145,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       keys,
       quota,
       rateLimiter,
+      fileRateLimiter,
       settings,
       jobs,
       queue: jobs,

@@ -12,7 +12,8 @@ import type { QuotaService } from '../limits/quota.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { formatIsoSeconds } from '../time.js';
-import { adminAuth, closeSession, openSession, type AdminAuthDeps } from './admin-auth.js';
+import { adminAuth, adminNetworkGuard, closeSession, openSession, type AdminAuthDeps } from './admin-auth.js';
+import { GatedRouter } from './routing.js';
 import { baseUrlOf } from './v1-routes.js';
 
 export interface AdminDeps extends AdminAuthDeps {
@@ -48,22 +49,34 @@ const queryString = (ctx: Context, name: string) => {
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 };
 
-/** /admin/api/* — accounts, keys, jobs, usage, settings and the queue, for the control panel and scripts. */
-export function adminRoutes(deps: AdminDeps): Router {
-  const router = new Router({ prefix: '/admin/api' });
-  router.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: '256kb',
-      onerror: () => {
-        throw badRequest('The request body is not valid JSON');
-      },
-    }),
-  );
+/** Admin API answers are private to the admin and never cached, whatever their status. */
+async function adminHeaders(ctx: Context, next: () => Promise<unknown>) {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  await next();
+}
 
-  router.post('/session', (ctx) => openSession(ctx, deps.token, body(ctx).token));
-  router.delete('/session', (ctx) => closeSession(ctx));
-  router.use(adminAuth(deps));
+const jsonBody = bodyParser({
+  enableTypes: ['json'],
+  jsonLimit: '256kb',
+  onerror: () => {
+    throw badRequest('The request body is not valid JSON');
+  },
+});
+
+/**
+ * /admin/api/* — accounts, keys, jobs, usage, settings and the queue, for the control panel
+ * and scripts. Two routers: the session exchange, behind the admin network rule only, and
+ * everything else, behind the network rule and the admin token. Each check runs inside every
+ * route's own middleware (GatedRouter), and the body is read only after them.
+ */
+export function adminRoutes(deps: AdminDeps): Router[] {
+  const network = adminNetworkGuard(deps);
+  const session = new GatedRouter('/admin/api', [network, adminHeaders, jsonBody]);
+  session.post('/session', (ctx) => openSession(ctx, deps.token, body(ctx).token));
+  session.delete('/session', (ctx) => closeSession(ctx));
+
+  const router = new GatedRouter('/admin/api', [network, adminHeaders, adminAuth(deps), jsonBody]);
 
   const withUsage = async (account: Awaited<ReturnType<AccountService['get']>>) =>
     accountView(account, await deps.quota.usage(account._id));
@@ -200,7 +213,7 @@ export function adminRoutes(deps: AdminDeps): Router {
   });
 
   for (const add of deps.extraRoutes ?? []) add(router);
-  return router;
+  return [session, router];
 }
 
 /** The engine as `GET /admin/api/status` reports it. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { badRequest } from '../errors.js';
 
 const TYPES: Record<string, string> = {
@@ -27,39 +27,45 @@ export function findRendererDir(): string | undefined {
 }
 
 /**
- * Serves the control panel at /admin/. The page itself holds no secret (the token arrives
- * in the address fragment), so it needs no auth; the strict CSP keeps injected script out.
+ * Serves the control panel at /admin/, to the addresses the admin network rule allows. The
+ * page itself holds no secret (the token arrives in the address fragment), so it needs no
+ * auth; the strict CSP keeps injected script out. Only the panel's own files are served, at
+ * their exact lower-case addresses; the panel routes by fragment, so any other path is a 404.
  */
-export function adminStatic(rendererDir: string | undefined) {
+export function adminStatic(rendererDir: string | undefined, networkGuard: Middleware) {
   return async (ctx: Context, next: Next) => {
-    if (ctx.path === '/admin') return ctx.redirect('/admin/');
+    if (ctx.path === '/admin') return networkGuard(ctx, async () => ctx.redirect('/admin/'));
     if (!ctx.path.startsWith('/admin/') || ctx.path.startsWith('/admin/api/') || !['GET', 'HEAD'].includes(ctx.method)) {
       return next();
     }
-    if (!rendererDir) {
-      ctx.status = 503;
-      ctx.type = 'text/plain';
-      ctx.body = 'The control panel is not built. Run: npm run build';
-      return;
-    }
-    let relative: string;
-    try {
-      relative = decodeURIComponent(ctx.path.slice('/admin/'.length)) || 'index.html';
-    } catch {
-      throw badRequest('The address has a malformed percent-escape');
-    }
-    const file = path.resolve(rendererDir, relative);
-    const inside = file.startsWith(rendererDir + path.sep);
-    const target = inside && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(rendererDir, 'index.html');
-    ctx.type = TYPES[path.extname(target)] ?? 'application/octet-stream';
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('X-Frame-Options', 'DENY');
-    ctx.set(
-      'Content-Security-Policy',
-      "default-src 'self'; img-src 'self' data: blob: http: https:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-    );
-    ctx.set('Cache-Control', target.endsWith('index.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
-    ctx.body = fs.createReadStream(target);
+    return networkGuard(ctx, () => servePanelFile(ctx, next, rendererDir));
   };
+}
+
+async function servePanelFile(ctx: Context, next: Next, rendererDir: string | undefined): Promise<void> {
+  if (!rendererDir) {
+    ctx.status = 503;
+    ctx.type = 'text/plain';
+    ctx.body = 'The control panel is not built. Run: npm run build';
+    return;
+  }
+  let relative: string;
+  try {
+    relative = decodeURIComponent(ctx.path.slice('/admin/'.length)) || 'index.html';
+  } catch {
+    throw badRequest('The address has a malformed percent-escape');
+  }
+  const file = path.resolve(rendererDir, relative);
+  const inside = file.startsWith(rendererDir + path.sep);
+  if (!inside || !fs.existsSync(file) || !fs.statSync(file).isFile()) return next();
+  ctx.type = TYPES[path.extname(file)] ?? 'application/octet-stream';
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set(
+    'Content-Security-Policy',
+    "default-src 'self'; img-src 'self' data: blob: http: https:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  );
+  ctx.set('Cache-Control', file.endsWith('index.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
+  ctx.body = fs.createReadStream(file);
 }

@@ -1,23 +1,52 @@
 import fs from 'node:fs';
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import ipaddr from 'ipaddr.js';
+import { clientAddress } from '../auth/client-address.js';
 import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
 import { notFound } from '../errors.js';
 import type { JobService } from '../jobs/job-service.js';
+import { rateLimitError } from '../limits/quota.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
+import { exactRouter } from './routing.js';
 
 const FILE_NAME = /^[A-Za-z0-9_-]{24}\.(png|jpg|webp)$/;
 const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp' };
 
+export interface FileRouteDeps {
+  jobs: JobService;
+  files: FileStore;
+  settings: SettingsService;
+  clock: Clock;
+  /** Image requests per second per client address (see rateKey). */
+  fileRateLimiter: RateLimiter;
+  trustProxy: readonly string[];
+}
+
+/**
+ * The rate limit's key for a client: its address, or for IPv6 its /64, which one host can
+ * hold whole and rotate through.
+ */
+export function rateKey(address: string): string {
+  if (!ipaddr.IPv6.isValid(address) || ipaddr.IPv4.isValid(address)) return address;
+  const parts = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  return `${parts.map((p) => p.toString(16)).join(':')}::/64`;
+}
+
 /**
  * GET /v1/files/:name — the image behind a screenshot_url. It needs no API key: the
  * 144-bit random name is the capability, so the address can be handed to an <img> tag.
- * Cached by clients until the retention period ends; 404 after expiry.
+ * Cached by clients until the retention period ends; 404 after expiry. Rate limited per client
+ * address, so no client can keep the server busy with guesses.
  */
-export function fileRoutes(deps: { jobs: JobService; files: FileStore; settings: SettingsService; clock: Clock }): Router {
-  const router = new Router();
+export function fileRoutes(deps: FileRouteDeps): Router {
+  const router = exactRouter();
   router.get('/v1/files/:name', async (ctx) => {
+    const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
+    const wait = deps.fileRateLimiter.take(client);
+    if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
     const name = ctx.params.name;
     if (!FILE_NAME.test(name)) throw notFound('No such file');
     const job = await deps.jobs.findByImage(name);

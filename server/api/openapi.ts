@@ -1,7 +1,8 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { SettingsService } from '../settings.js';
 import { adminOpenApiDocument } from './openapi/admin-document.js';
 import { v1OpenApiDocument } from './openapi/v1-document.js';
+import { exactRouter } from './routing.js';
 import { baseUrlOf } from './v1-routes.js';
 
 export interface OpenApiDeps {
@@ -14,7 +15,7 @@ export interface OpenApiDeps {
  * address is the one this request came through, so a generated client works as is.
  */
 export function v1OpenApiRoutes(deps: OpenApiDeps): Router {
-  const router = new Router();
+  const router = exactRouter();
   router.get('/v1/openapi.json', (ctx) => {
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = v1OpenApiDocument(baseUrlOf(ctx, deps.settings));
@@ -26,7 +27,6 @@ export function v1OpenApiRoutes(deps: OpenApiDeps): Router {
 export function adminOpenApiRoute(deps: OpenApiDeps): (router: Router) => void {
   return (router) => {
     router.get('/openapi.json', (ctx) => {
-      ctx.set('Cache-Control', 'no-cache');
       ctx.body = adminOpenApiDocument(baseUrlOf(ctx, deps.settings));
     });
   };

@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type { Context } from 'koa';
 import { ApiError, badRequest } from '../errors.js';
@@ -10,6 +10,7 @@ import type { FileStore } from '../store/file-store.js';
 import { formatIsoSeconds, nextUtcMidnight, type Clock } from '../time.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
+import { exactRouter } from './routing.js';
 
 export interface V1Deps extends V1AuthDeps {
   jobs: JobService;
@@ -36,7 +37,7 @@ const jsonBody = bodyParser({
 
 /** POST /v1/screenshot, GET /v1/screenshot/:job_id and GET /v1/usage. */
 export function v1Routes(deps: V1Deps): Router {
-  const router = new Router({ prefix: '/v1' });
+  const router = exactRouter('/v1');
   const auth = v1Auth(deps);
 
   router.post('/screenshot', auth, async (ctx, next) => {

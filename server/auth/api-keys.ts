@@ -105,8 +105,11 @@ export class ApiKeyService {
   async authenticate(presented: string): Promise<KeyRecord | null> {
     if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
     const digest = hashKey(presented);
-    const record = (await this.store.findOne({ hash: digest.toString('hex') })) as KeyRecord | null;
-    if (!record || !crypto.timingSafeEqual(Buffer.from(record.hash, 'hex'), digest)) return null;
+    const matches = (await this.store.find({ hash: digest.toString('hex') })) as KeyRecord[];
+    // Two records with one hash (a damaged keys.db, see openStores) cannot tell whose key it is.
+    if (matches.length !== 1) return null;
+    const record = matches[0];
+    if (!crypto.timingSafeEqual(Buffer.from(record.hash, 'hex'), digest)) return null;
     return record.revoked ? null : record;
   }
 

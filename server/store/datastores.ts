@@ -26,14 +26,34 @@ export async function openStores(dataDir: string, log: (line: string) => void): 
   const entries = await Promise.all(NAMES.map(async (name) => [name, await openStore(dataDir, name, log)] as const));
   const stores = Object.fromEntries(entries) as unknown as Stores;
   await Promise.all([
-    stores.keys.ensureIndex({ fieldName: 'hash', unique: true }),
+    keyHashIndex(stores.keys, log),
     stores.keys.ensureIndex({ fieldName: 'account_id' }),
     stores.jobs.ensureIndex({ fieldName: 'account_id' }),
     stores.jobs.ensureIndex({ fieldName: 'status' }),
-    stores.jobs.ensureIndex({ fieldName: 'image_token', sparse: true }),
+    // GET /v1/files/<name> looks the job up by its image file on every request, unauthenticated.
+    stores.jobs.ensureIndex({ fieldName: 'image_file', sparse: true }),
     stores.usage.ensureIndex({ fieldName: 'account_id' }),
   ]);
   return stores;
+}
+
+/**
+ * Key hashes are unique. A keys.db edited by hand or restored from two backups can still hold
+ * two records with one hash; that must not keep the server from starting. The index then
+ * falls back to a plain one and ApiKeyService refuses every key whose hash is not unique.
+ */
+async function keyHashIndex(keys: Store, log: (line: string) => void): Promise<void> {
+  try {
+    await keys.ensureIndex({ fieldName: 'hash', unique: true });
+  } catch {
+    await keys.removeIndex('hash').catch(() => undefined);
+    await keys.ensureIndex({ fieldName: 'hash' });
+    const records = (await keys.find({})) as Array<{ _id: string; hash: string }>;
+    const byHash = new Map<string, string[]>();
+    for (const r of records) byHash.set(r.hash, [...(byHash.get(r.hash) ?? []), r._id]);
+    const shared = [...byHash.values()].filter((ids) => ids.length > 1);
+    log(`warning: keys.db holds ${shared.length} key hash(es) shared by several records (${shared.map((ids) => ids.join(' = ')).join('; ')}); those keys are refused until the duplicates are removed`);
+  }
 }
 
 async function openStore(dataDir: string, name: string, log: (line: string) => void): Promise<Store> {

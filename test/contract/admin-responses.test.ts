@@ -47,8 +47,9 @@ describe('the served admin document', () => {
 
   it('describes every route the admin router registers, and nothing it does not', () => {
     const deps = { ...server.srv.services, trustProxy: [], token: 't', adminAllow: [] };
-    const router = adminRoutes({ ...deps, extraRoutes: [...server.srv.services.adminExtraRoutes, adminOpenApiRoute(deps)] });
-    const registered = router.stack
+    const routers = adminRoutes({ ...deps, extraRoutes: [...server.srv.services.adminExtraRoutes, adminOpenApiRoute(deps)] });
+    const registered = routers
+      .flatMap((router) => router.stack)
       .filter((layer) => layer.methods.length > 0)
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/admin\/api/, '').replace(/:(\w+)/g, '{$1}')}`),

@@ -1,0 +1,46 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiKeyService } from '../../server/auth/api-keys.js';
+import { openStores, type Store } from '../../server/store/datastores.js';
+import { systemClock } from '../../server/time.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+let dir: string;
+afterEach(async () => {
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** The fields NeDB keeps an index on (the datastore's own bookkeeping). */
+const indexedFields = (store: Store) => Object.keys((store as unknown as { __original: { indexes: object } }).__original.indexes);
+
+const sha256 = (key: string) => crypto.createHash('sha256').update(key).digest('hex');
+
+describe('the datastores', () => {
+  it('index the jobs by image file, the field GET /v1/files looks them up by', async () => {
+    dir = await tempDir();
+    const stores = await openStores(dir, () => undefined);
+    expect(indexedFields(stores.jobs)).toContain('image_file');
+    expect(indexedFields(stores.jobs)).not.toContain('image_token');
+  });
+
+  it('open a keys.db holding two records with one hash, report it, and refuse both keys', async () => {
+    dir = await tempDir();
+    const key = `sa_${crypto.randomBytes(32).toString('base64url')}`;
+    const other = `sa_${crypto.randomBytes(32).toString('base64url')}`;
+    const record = (id: string, hash: string) =>
+      JSON.stringify({ _id: id, account_id: 'acc', name: 'k', hash, prefix: key.slice(0, 9), ip_whitelist: [], created_at: 1, last_used_at: null, revoked: false });
+    await fs.writeFile(
+      path.join(dir, 'keys.db'),
+      [record('k1', sha256(key)), record('k2', sha256(key)), record('k3', sha256(other))].join('\n') + '\n',
+    );
+    const lines: string[] = [];
+    const stores = await openStores(dir, (line) => lines.push(line));
+    expect(lines.join('\n')).toMatch(/keys\.db holds 1 key hash\(es\) shared by several records \(k1 = k2\)/);
+
+    const keys = new ApiKeyService(stores.keys, systemClock);
+    expect(await keys.authenticate(key)).toBeNull();
+    expect((await keys.authenticate(other))?._id).toBe('k3');
+  });
+});
