@@ -82,8 +82,8 @@ const LAN: Record<string, string> = {
 /**
  * Builds the egress policy. Default: public and LAN addresses allowed; loopback, link-local
  * (including 169.254.169.254), unspecified, multicast, broadcast and reserved addresses denied,
- * also when hidden in IPv4-mapped, IPv4-compatible, 6to4 or NAT64 IPv6 forms. `allow` ranges
- * lift a default denial. Ports registered with `denyLocalPort` stay denied on every local
+ * also when hidden in IPv4-mapped, IPv4-compatible, 6to4, NAT64 or Teredo IPv6 forms. `allow`
+ * ranges lift a default denial. Ports registered with `denyLocalPort` stay denied on every local
  * address whatever the ranges say, so the guard is never a way into the service's admin API.
  *
  * The browser is driven over a pipe (playwright-core), so it has no debugging port to protect.
@@ -121,11 +121,11 @@ export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPol
     if (ownPort(ip)) return `a local address and port ${port} belongs to this service`;
     const own = rangeReason(ip);
     if (own) return own;
-    const embedded = embeddedIPv4(ip);
-    if (!embedded) return null;
-    const inner = rangeReason(embedded.ip);
-    if (inner) return `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner}`;
-    if (ownPort(embedded.ip)) return `the ${embedded.form} form of a local address and port ${port} belongs to this service`;
+    for (const embedded of embeddedIPv4(ip)) {
+      const inner = rangeReason(embedded.ip);
+      if (inner) return `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner}`;
+      if (ownPort(embedded.ip)) return `the ${embedded.form} form of a local address and port ${port} belongs to this service`;
+    }
     return null;
   };
 
@@ -206,27 +206,38 @@ function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   return ipaddr.parse(bare.replace(/%.*$/, ''));
 }
 
-/** The IPv4 address an IPv6 address carries and the name of the form, when it has one. */
-function embeddedIPv4(ip: ipaddr.IPv4 | ipaddr.IPv6): { ip: ipaddr.IPv4; form: string } | null {
-  if (ip.kind() !== 'ipv6') return null;
+/**
+ * The IPv4 addresses an IPv6 address carries and the name of each form. Teredo carries two: the
+ * client's, which the tunnel delivers to, and its relay server's; either one being denied denies
+ * the address, since a host that routes Teredo reaches both.
+ */
+function embeddedIPv4(ip: ipaddr.IPv4 | ipaddr.IPv6): Array<{ ip: ipaddr.IPv4; form: string }> {
+  if (ip.kind() !== 'ipv6') return [];
   const v6 = ip as ipaddr.IPv6;
   const p = v6.parts;
   const fromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
   switch (v6.range()) {
     case 'ipv4Mapped':
-      return { ip: v6.toIPv4Address(), form: 'IPv4-mapped' };
+      return [{ ip: v6.toIPv4Address(), form: 'IPv4-mapped' }];
     case 'rfc6145':
-      return { ip: fromParts(p[6], p[7]), form: 'IPv4-translated' };
+      return [{ ip: fromParts(p[6], p[7]), form: 'IPv4-translated' }];
     case 'rfc6052':
-      return { ip: fromParts(p[6], p[7]), form: 'NAT64' };
+      return [{ ip: fromParts(p[6], p[7]), form: 'NAT64' }];
     case '6to4':
-      return { ip: fromParts(p[1], p[2]), form: '6to4' };
+      return [{ ip: fromParts(p[1], p[2]), form: '6to4' }];
+    case 'teredo':
+      // 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC (RFC 4380): the server in bits 32-63, the client in
+      // the last 32 bits inverted (so that NATs do not rewrite it).
+      return [
+        { ip: fromParts(p[6] ^ 0xffff, p[7] ^ 0xffff), form: 'Teredo client' },
+        { ip: fromParts(p[2], p[3]), form: 'Teredo server' },
+      ];
   }
   // ::a.b.c.d, the deprecated IPv4-compatible form (:: and ::1 are handled as themselves).
   if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) {
-    return { ip: fromParts(p[6], p[7]), form: 'IPv4-compatible' };
+    return [{ ip: fromParts(p[6], p[7]), form: 'IPv4-compatible' }];
   }
-  return null;
+  return [];
 }
 
 function isLocal(ip: ipaddr.IPv4 | ipaddr.IPv6, localAddresses: () => string[]): boolean {

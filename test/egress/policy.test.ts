@@ -60,6 +60,12 @@ describe('egress policy', () => {
     ['http://255.255.255.255/', '255.255.255.255 is a broadcast address'],
     ['http://[::ffff:169.254.169.254]/', '::ffff:a9fe:a9fe is the IPv4-mapped form of 169.254.169.254, a link-local address'],
     ['http://[2002:a9fe:a9fe::1]/', '2002:a9fe:a9fe::1 is the 6to4 form of 169.254.169.254, a link-local address'],
+    // Teredo: server 65.54.227.120 (public), client 127.0.0.1 stored inverted as 80ff:fffe.
+    ['http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', '2001:0:4136:e378:8000:63bf:80ff:fffe is the Teredo client form of 127.0.0.1, a loopback address'],
+    // Client 169.254.169.254 inverted.
+    ['http://[2001:0:4136:e378:8000:63bf:5601:5601]/', '2001:0:4136:e378:8000:63bf:5601:5601 is the Teredo client form of 169.254.169.254, a link-local address'],
+    // Server 127.0.0.1, client 67.74.211.210 (public, inverted as bcb5:2c2d).
+    ['http://[2001:0:7f00:1:8000:63bf:bcb5:2c2d]/', '2001:0:7f00:1:8000:63bf:bcb5:2c2d is the Teredo server form of 127.0.0.1, a loopback address'],
   ])('denies %s with the reason "%s"', async (url, reason) => {
     expect(await denied(policy.checkUrl(url))).toBe(`blocked by egress policy: ${reason}`);
   });
@@ -76,6 +82,18 @@ describe('egress policy', () => {
       await denied(policy.checkUrl(url));
     },
   );
+
+  it('allows a Teredo address whose client and server are both public', () => {
+    expect(policy.deniedReason('2001:0:4136:e378:8000:63bf:bcb5:2c2d')).toBeNull();
+  });
+
+  it('denies the LAN client of a Teredo address when denyLan is set', () => {
+    const strict = createEgressPolicy({ allow: [], denyLan: true }, { resolve: noDns, localAddresses: () => [] });
+    // Client 10.0.0.1 inverted is f5ff:fffe.
+    expect(strict.deniedReason('2001:0:4136:e378:8000:63bf:f5ff:fffe')).toBe(
+      '2001:0:4136:e378:8000:63bf:f5ff:fffe is the Teredo client form of 10.0.0.1, a private (LAN) address',
+    );
+  });
 
   it('allows public and LAN addresses by default', async () => {
     for (const url of ['http://93.184.216.34/', 'https://10.1.2.3/', 'http://192.168.1.20:8000/', 'http://172.16.0.1/', 'http://[fd00::1]/', 'http://[2606:4700::1]/']) {
