@@ -35,6 +35,14 @@ const jsonBody = bodyParser({
   },
 });
 
+/** `include_source`: 1 or true, 0 or false, or absent; anything else is refused like a bad body field. */
+function includeSource(raw: string | string[] | undefined): boolean {
+  if (raw === undefined) return false;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw badRequest('include_source must be 1, true, 0 or false (given once)');
+}
+
 /** POST /v1/screenshot, GET /v1/screenshot/:job_id and GET /v1/usage. */
 export function v1Routes(deps: V1Deps): Router {
   const router = exactRouter('/v1');
@@ -69,8 +77,8 @@ export function v1Routes(deps: V1Deps): Router {
 
   router.get('/screenshot/:job_id', auth, async (ctx) => {
     const { account } = ctx.state.v1 as V1State;
+    const wantSource = includeSource(ctx.query.include_source);
     const job = await deps.jobs.getOwned(account._id, ctx.params.job_id);
-    const wantSource = ctx.query.include_source === '1';
     const source = wantSource && job.status === 'completed' && job.has_page_source ? await deps.files.readSource(job._id) : undefined;
     ctx.body = toStatusResource(job, baseUrlOf(ctx, deps.settings), source);
   });

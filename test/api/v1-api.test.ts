@@ -109,6 +109,19 @@ describe('GET /v1/screenshot/{job_id}', () => {
     expect(plain).not.toHaveProperty('page_source');
     const withSource = await (await server.v1('GET', `/screenshot/${created.job_id}?include_source=1`, key)).json();
     expect(withSource.page_source).toContain('Hello from the fixture');
+    expect((await (await server.v1('GET', `/screenshot/${created.job_id}?include_source=true`, key)).json()).page_source).toBe(withSource.page_source);
+    for (const off of ['0', 'false']) {
+      expect(await (await server.v1('GET', `/screenshot/${created.job_id}?include_source=${off}`, key)).json()).not.toHaveProperty('page_source');
+    }
+  });
+
+  it('refuses an include_source that is not 1, true, 0 or false with 400 naming it', async () => {
+    const created = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html` })).json();
+    for (const bad of ['yes', 'TRUE', '2', '', 'on', '1&include_source=1']) {
+      const answer = await server.v1('GET', `/screenshot/${created.job_id}?include_source=${bad}`, key);
+      expect(answer.status, bad).toBe(400);
+      expect(await answer.json()).toMatchObject({ error: 'Bad request', message: expect.stringContaining('include_source') });
+    }
   });
 
   it('captures the full page height of a tall page', async () => {

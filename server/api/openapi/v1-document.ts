@@ -99,8 +99,8 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
               name: 'include_source',
               in: 'query',
               required: false,
-              schema: { type: 'string', enum: ['1'] },
-              description: 'When 1, a completed job includes `page_source` (can be large)',
+              schema: { type: 'string', enum: ['1', 'true', '0', 'false'] },
+              description: 'When 1 or true, a completed job includes `page_source` (can be large); any other value is a 400',
             },
           ],
           responses: {
