@@ -3,11 +3,8 @@ import { BrowserWindow, session, type Session, type WebContents } from 'electron
 import { pageCrashed } from '../server/capture/capture-failures.js';
 import { withDeadline } from '../server/capture/deadline.js';
 import { CaptureError } from '../server/capture/engine.js';
-import {
-  TUNNEL_REFUSED_ERROR,
-  TUNNEL_REFUSED_REASON,
-  egressDenial,
-} from '../server/capture/egress-markers.js';
+import { TUNNEL_REFUSED_ERROR, TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
+import { egressDenial } from '../server/egress/proxy-markers.js';
 import type { PageNetwork } from '../server/capture/quiet-network.js';
 
 /** A network with no request in flight for this long counts as idle. */
@@ -102,7 +99,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     lastActivity = Date.now();
   });
   ses.webRequest.onHeadersReceived((details, callback) => {
-    const reason = egressDenial(lowerCaseHeaders(details.responseHeaders));
+    const reason = egressDenial(details.url, lowerCaseHeaders(details.responseHeaders));
     if (details.resourceType === 'mainFrame') {
       // The document finally shown decides: a refused hop that redirected on does not count.
       if (reason !== null) pageDenial = reason;

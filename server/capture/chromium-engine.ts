@@ -1,11 +1,11 @@
 import type { Page } from 'playwright-core';
+import { egressDenial } from '../egress/proxy-markers.js';
 import { BrowserSlot } from './browser-slot.js';
 import { clipFor, type Clip } from './capture-clip.js';
 import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed, pageOutOfMemory } from './capture-failures.js';
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import { withDeadline } from './deadline.js';
-import { egressDenial } from './egress-markers.js';
 import {
   BrowserCrashedError,
   type CaptureEngine,
@@ -230,7 +230,7 @@ export class ChromiumEngine implements CaptureEngine {
       if (tripwire.error) throw err;
       throw navigationFailure(err, url, navigationTimeoutMs);
     }
-    const denied = (response && egressDenial(response.headers())) ?? traffic.mainDocumentDenied;
+    const denied = (response && egressDenial(response.url(), response.headers())) ?? traffic.mainDocumentDenied;
     if (denied) throw egressBlocked(denied);
 
     const loadLeft = navigationTimeoutMs - (Date.now() - navigationStarted);

@@ -1,5 +1,6 @@
 import type { Frame, Page, Request, Response } from 'playwright-core';
-import { TUNNEL_REFUSED_REASON, egressDenial, isTunnelRefusal } from './egress-markers.js';
+import { egressDenial } from '../egress/proxy-markers.js';
+import { TUNNEL_REFUSED_REASON, isTunnelRefusal } from './egress-markers.js';
 import type { PageNetwork } from './quiet-network.js';
 
 /**
@@ -43,7 +44,7 @@ export class PageTraffic implements PageNetwork {
       if (isTunnelRefusal(request.failure()?.errorText)) this.refused(request, TUNNEL_REFUSED_REASON);
     };
     const responded = (response: Response) => {
-      const reason = egressDenial(response.headers());
+      const reason = egressDenial(response.url(), response.headers());
       if (reason !== null) this.refused(response.request(), reason);
       else if (this.isMainDocument(response.request()) && !isRedirect(response.status())) this.mainDocumentDenied = null;
     };

@@ -3,6 +3,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
+import { EGRESS_DENIED_HEADER, isProxyMarker } from './proxy-markers.js';
 
 export interface EgressProxy {
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
@@ -21,9 +22,6 @@ export interface EgressProxyDeps {
 }
 
 type Refuse = (status: number, headers: Record<string, string>, text: string) => void;
-
-/** Response header on every refusal; the capture engine counts responses carrying it. */
-export const DENIED_HEADER = 'x-egress-denied';
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own, never forwarded.
 const HOP_BY_HOP = new Set([
@@ -44,7 +42,8 @@ const HOP_BY_HOP = new Set([
  * form; HTTPS and WebSockets arrive as CONNECT tunnels. Each target host is resolved once by the
  * policy and the connection is opened to that checked address, so a DNS answer that changes
  * between the check and the connect (rebinding) cannot switch the target. Refusals answer 403
- * with `x-egress-denied: <reason>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED).
+ * with `x-egress-denied: <reason>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED);
+ * that header is removed from every answer relayed from a target (see proxy-markers.ts).
  *
  * Listens on 127.0.0.1 only, and registers its own port with the policy so a page cannot use
  * the proxy to reach the proxy. Chromium must be started with `--proxy-server=<url>` and
@@ -70,7 +69,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     } catch (err) {
       if (err instanceof EgressDeniedError) {
         log(`egress denied: ${what}: ${err.reason}`);
-        refuse(403, { [DENIED_HEADER]: err.reason }, err.message);
+        refuse(403, { [EGRESS_DENIED_HEADER]: err.reason }, err.message);
       } else {
         refuse(502, {}, `cannot reach ${what}: ${(err as Error).message}`);
       }
@@ -120,7 +119,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     upstream.on('error', (err) => refuse(502, {}, `cannot reach ${target.url.host}: ${err.message}`));
     upstream.on('response', (answer) => {
       try {
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders, isProxyMarker));
       } catch (err) {
         // A status line or header Node will not write back out; never let it reach the event loop.
         log(`egress proxy: unusable answer from ${target.url.host}: ${(err as Error).message}`);
@@ -242,8 +241,11 @@ function parseAuthority(authority: string): { host: string; port: number } | nul
   }
 }
 
-/** Raw headers without hop-by-hop ones, as a header object that keeps repeated fields. */
-function forwardHeaders(raw: string[]): Record<string, string | string[]> {
+/**
+ * Raw headers without hop-by-hop ones (nor those `drop` names), as a header object that keeps
+ * repeated fields.
+ */
+function forwardHeaders(raw: string[], drop: (name: string) => boolean = () => false): Record<string, string | string[]> {
   const named = new Set(HOP_BY_HOP);
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i].toLowerCase() === 'connection') {
@@ -253,7 +255,7 @@ function forwardHeaders(raw: string[]): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
-    if (named.has(name.toLowerCase())) continue;
+    if (named.has(name.toLowerCase()) || drop(name)) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = raw[i + 1];
     else headers[name] = Array.isArray(existing) ? [...existing, raw[i + 1]] : [existing, raw[i + 1]];

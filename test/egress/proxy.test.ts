@@ -66,7 +66,9 @@ describe('egress proxy', () => {
       req.on('data', (c) => (body += c));
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', host: req.headers.host ?? '', body, proxyHeader: 'proxy-connection' in req.headers });
-        res.writeHead(201, [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-origin', 'yes'], ['content-type', 'text/plain']].flat());
+        // A page faking the proxy's refusal marker, in two spellings.
+        const fake = req.url === '/fake-denial' ? [['X-Egress-Denied', 'fake'], ['x-EGRESS-denied', 'again']] : [];
+        res.writeHead(201, [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-origin', 'yes'], ['content-type', 'text/plain'], ...fake].flat());
         res.end(`echo:${body}`);
       });
     });
@@ -112,6 +114,13 @@ describe('egress proxy', () => {
     expect(answer.body).toBe('blocked by egress policy: 127.0.0.2 is a loopback address');
     expect(log.some((l) => l.includes('127.0.0.2 is a loopback address'))).toBe(true);
     expect(canary.hits()).toBe(0);
+  });
+
+  it("removes x-egress-denied, in any case, from a target's answer, so no page can fake a refusal", async () => {
+    const answer = await viaProxy(proxy, `${originUrl}/fake-denial`);
+    expect(answer.status).toBe(201);
+    expect(answer.headers['x-egress-denied']).toBeUndefined();
+    expect(answer.headers['x-origin']).toBe('yes');
   });
 
   it('refuses a hostname that resolves to a denied address', async () => {
