@@ -14,7 +14,7 @@ import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
-import { SettingsService, settingsFromConfig } from './settings.js';
+import { allowedRanges, SettingsService, settingsFromConfig } from './settings.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { compactStores, openStores, type Stores } from './store/datastores.js';
 import { FileStore } from './store/file-store.js';
@@ -87,10 +87,10 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     await settings.load();
 
     const egress = createEgressPolicy(
-      { allow: settings.get().egress_allow, denyLan: settings.get().egress_deny_lan },
+      { allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan },
       { resolve: deps.resolve },
     );
-    settings.onChange((s) => egress.update({ allow: s.egress_allow, denyLan: s.egress_deny_lan }));
+    settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
     const proxy: EgressProxy = await startEgressProxy({ policy: egress, log });
     cleanups.push(() => proxy.close());
     const egressProxyUrl = proxy.url;

@@ -23,13 +23,22 @@ export function settingsFromConfig(config: Config): Settings {
     capture_timeout_ms: config.captureTimeoutMs,
     retention_days: config.retentionDays,
     full_page_max_height: config.fullPageMaxHeight,
-    egress_allow: config.egressAllow.map(canonicalEntry),
+    egress_allow: [],
+    egress_allow_command_line: config.egressAllow.map(canonicalEntry),
     egress_deny_lan: config.egressDenyLan,
     public_base_url: config.publicBaseUrl ?? null,
   };
 }
 
-function validatePatch(patch: Record<string, unknown>): Partial<Settings> {
+/** Every range the egress guard allows: the command line's and the admin's. */
+export function allowedRanges(settings: Readonly<Settings>): string[] {
+  return [...new Set([...settings.egress_allow_command_line, ...settings.egress_allow])];
+}
+
+const sameList = (a: unknown, b: readonly string[]) =>
+  Array.isArray(a) && a.length === b.length && a.every((entry, i) => entry === b[i]);
+
+function validatePatch(patch: Record<string, unknown>, current: Readonly<Settings>): Partial<Settings> {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new ValidationError('settings must be an object');
   const out: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(patch)) {
@@ -48,6 +57,11 @@ function validatePatch(patch: Record<string, unknown>): Partial<Settings> {
           throw new ValidationError(`egress_allow entry ${JSON.stringify(entry)} is not an IP address or CIDR range`);
         }
       });
+    } else if (field === 'egress_allow_command_line') {
+      // A client that sends back what it read changes nothing; only a different list is an error.
+      if (!sameList(value, current.egress_allow_command_line)) {
+        throw new ValidationError('egress_allow_command_line is set at start (--egress-allow or SCREENSHOT_EGRESS_ALLOW) and cannot be changed here; use egress_allow');
+      }
     } else if (field === 'egress_deny_lan') {
       if (typeof value !== 'boolean') throw new ValidationError('egress_deny_lan must be true or false');
       out[field] = value;
@@ -74,32 +88,38 @@ function validatePatch(patch: Record<string, unknown>): Partial<Settings> {
 }
 
 /**
- * The live settings: the configuration's values, overridden by what the admin saved.
- * Listeners apply a change (queue concurrency, egress policy) as soon as it is saved.
+ * The live settings: the configuration's values, overridden by what the admin saved. Only
+ * what the admin saved is stored, so a value given at start (a command-line range) never
+ * becomes permanent by a save of something else. Listeners apply a change (queue
+ * concurrency, egress policy) as soon as it is saved.
  */
 export class SettingsService {
   private current: Settings;
+  /** The admin's own values, as stored. */
+  private saved: Partial<Settings> = {};
   private readonly listeners = new Set<(s: Settings) => void>();
 
   constructor(
     private readonly store: Store,
-    base: Settings,
+    private readonly base: Settings,
   ) {
     this.current = base;
   }
 
   async load(): Promise<void> {
-    const saved = await this.store.findOne({ _id: 'settings' });
-    if (saved) {
-      const { _id, ...values } = saved;
-      try {
-        const valid = validatePatch(values);
-        // Ranges allowed on the command line stay allowed beside the saved ones.
-        if (valid.egress_allow) valid.egress_allow = [...new Set([...this.current.egress_allow, ...valid.egress_allow])];
-        this.current = { ...this.current, ...valid };
-      } catch {
-        // A saved value from an older version that no longer validates keeps the default.
+    const doc = await this.store.findOne({ _id: 'settings' });
+    if (!doc) return;
+    const { _id, ...values } = doc;
+    try {
+      const valid = validatePatch(values, this.base);
+      if (valid.egress_allow) {
+        // Earlier versions saved the command line's ranges with the admin's; they are the command line's.
+        valid.egress_allow = valid.egress_allow.filter((entry) => !this.base.egress_allow_command_line.includes(entry));
       }
+      this.saved = valid;
+      this.current = { ...this.base, ...valid };
+    } catch {
+      // A saved value from an older version that no longer validates keeps the default.
     }
   }
 
@@ -108,10 +128,11 @@ export class SettingsService {
   }
 
   async update(patch: Record<string, unknown>): Promise<Settings> {
-    const valid = validatePatch(patch);
+    const valid = validatePatch(patch, this.current);
+    const saved = { ...this.saved, ...valid };
+    await this.store.update({ _id: 'settings' }, { _id: 'settings', ...saved }, { upsert: true });
+    this.saved = saved;
     this.current = { ...this.current, ...valid };
-    const { ...doc } = this.current;
-    await this.store.update({ _id: 'settings' }, { _id: 'settings', ...doc }, { upsert: true });
     for (const listener of this.listeners) listener(this.current);
     return this.current;
   }

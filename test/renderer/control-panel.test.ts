@@ -331,6 +331,9 @@ describe('control panel', () => {
     await save.click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Settings saved');
     expect(await adminApi('/settings')).toMatchObject({ retention_days: 14, navigation_timeout_ms: 6000, concurrency: 2 });
+    // The test server's --egress-allow range is shown read-only and is not saved with the form.
+    expect(await page.getByRole('list', { name: 'Ranges allowed at start' }).textContent()).toContain('127.0.0.1');
+    expect(await adminApi('/settings')).toMatchObject({ egress_allow: [], egress_allow_command_line: ['127.0.0.1'] });
     await shoot(page, 'settings');
   });
 

@@ -119,6 +119,19 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
       </fieldset>
       <fieldset class="card">
         <legend class="card-title">Network</legend>
+        {initial.egress_allow_command_line.length > 0 && (
+          <fieldset class="field list-editor">
+            <legend>Ranges allowed at start</legend>
+            <ul class="chips" aria-label="Ranges allowed at start">
+              {initial.egress_allow_command_line.map((entry) => (
+                <li key={entry} class="chip">
+                  <code>{entry}</code>
+                </li>
+              ))}
+            </ul>
+            <p class="field-hint">Given with --egress-allow or SCREENSHOT_EGRESS_ALLOW when the service started; change them there. They are not saved.</p>
+          </fieldset>
+        )}
         <ListEditor
           state={egress}
           label="Ranges the browser may reach anyway"

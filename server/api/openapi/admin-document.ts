@@ -34,7 +34,13 @@ const SETTINGS_FIELDS: Record<string, JsonSchema> = {
   capture_timeout_ms: { type: 'integer', minimum: 1000, maximum: 300_000 },
   retention_days: { type: 'integer', minimum: 1, maximum: 3650 },
   full_page_max_height: { type: 'integer', minimum: 1000, maximum: 100_000 },
-  egress_allow: { type: 'array', items: { type: 'string' }, description: 'CIDR ranges allowed although denied by default' },
+  egress_allow: { type: 'array', items: { type: 'string' }, description: 'CIDR ranges allowed although denied by default, as the admin saved them' },
+  egress_allow_command_line: {
+    type: 'array',
+    items: { type: 'string' },
+    readOnly: true,
+    description: 'Ranges allowed at start by --egress-allow or SCREENSHOT_EGRESS_ALLOW; never saved. An update may send them back unchanged, never different',
+  },
   egress_deny_lan: { type: 'boolean', description: 'Deny RFC 1918 and fc00::/7 targets too' },
   public_base_url: { type: ['string', 'null'], description: 'Base of absolute addresses in responses; null: from the Host header' },
 };
