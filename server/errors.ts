@@ -7,11 +7,14 @@ export const ERROR_TITLES: Record<number, string> = {
   403: 'Access denied',
   404: 'Not found',
   405: 'Method not allowed',
+  408: 'Request timeout',
   413: 'Payload too large',
   415: 'Unsupported media type',
   429: 'Rate limit exceeded',
+  431: 'Request header fields too large',
   500: 'Internal server error',
   503: 'Service unavailable',
+  507: 'Insufficient storage',
 };
 
 /**

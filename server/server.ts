@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp } from './app.js';
+import { answerClientError } from './client-errors.js';
 import type { Config } from './config.js';
 import { createServices, type ServiceDeps, type Services } from './services.js';
 
@@ -26,6 +27,7 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
     await services.start();
     const app = createApp(services);
     server.on('request', app.callback());
+    server.on('clientError', answerClientError);
     server.requestTimeout = 60_000;
     server.headersTimeout = 20_000;
     server.keepAliveTimeout = 5_000;

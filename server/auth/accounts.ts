@@ -26,6 +26,11 @@ export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export const generateWebhookSecret = () => `whsec_${crypto.randomBytes(32).toString('base64')}`;
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/**
+ * Control characters and invisible format characters (bidirectional overrides and isolates,
+ * zero-width characters): an address holding them can be shown in the panel as another.
+ */
+const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
 export interface AccountInput {
   email?: unknown;
@@ -43,6 +48,9 @@ function validate(input: AccountInput, creating: boolean): Partial<AccountRecord
   if (input.email !== undefined || creating) {
     if (typeof input.email !== 'string' || !EMAIL.test(input.email.trim()) || input.email.length > 254) {
       throw new ValidationError('email must be an e-mail address');
+    }
+    if (HIDDEN_CHARACTERS.test(input.email)) {
+      throw new ValidationError('email must not contain control characters or invisible formatting characters (such as bidirectional overrides)');
     }
     out.email = input.email.trim().toLowerCase();
   }

@@ -90,6 +90,11 @@ describe('accounts', () => {
   it('answers 400 naming the field for bad input', async () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ email: 'not-an-email' }, /email/],
+      [{ email: 'admin@example.test\u202Etset.elpmaxe' }, /email must not contain control characters/],
+      [{ email: 'a\u2066b@example.test' }, /email must not contain/],
+      [{ email: 'a\u200Bb@example.test' }, /email must not contain/],
+      [{ email: 'a\u0007b@example.test' }, /email must not contain/],
+      [{ email: 'a\u0085b@example.test' }, /email/],
       [{ email: 'a@b.test', plan: 'gold' }, /plan/],
       [{ email: 'a@b.test', daily_limit: -1 }, /daily_limit/],
       [{ email: 'a@b.test', email_verified: 'yes' }, /email_verified/],
