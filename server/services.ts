@@ -15,6 +15,7 @@ import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { allowedRanges, SettingsService, settingsFromConfig } from './settings.js';
+import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { compactStores, openStores, type Stores } from './store/datastores.js';
 import { FileStore } from './store/file-store.js';
@@ -76,6 +77,7 @@ export interface Services {
 export async function createServices(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<Services> {
   const log = deps.log ?? ((line: string) => console.log(line));
   const clock = deps.clock ?? systemClock;
+  prepareDataDir(config.dataDir);
   const lock: DataLock = acquireDataLock(config.dataDir);
   const cleanups: Array<() => Promise<void>> = [];
   try {

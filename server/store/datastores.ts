@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import Datastore from 'nedb-promises';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 
 /** A NeDB datastore of plain documents. */
 export type Store = Datastore<Record<string, any>>;
@@ -64,7 +65,14 @@ async function openStore(dataDir: string, name: string, log: (line: string) => v
     await fs.copyFile(filename, copy);
     log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
   }
-  const store: Store = Datastore.create({ filename, autoload: false, corruptAlertThreshold: corrupt > 0 ? 1 : 0.1 });
+  const options = {
+    filename,
+    autoload: false,
+    corruptAlertThreshold: corrupt > 0 ? 1 : 0.1,
+    // Passed on to @seald-io/nedb, whose `modes` nedb-promises' types do not list yet.
+    modes: { fileMode: PRIVATE_FILE_MODE, dirMode: PRIVATE_DIR_MODE },
+  };
+  const store: Store = Datastore.create(options);
   await store.load();
   return store;
 }

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 
 /**
  * Images and page sources as files in the data directory. Writes go to a temporary name
@@ -16,8 +17,8 @@ export class FileStore {
   }
 
   async init(): Promise<void> {
-    await fs.mkdir(this.imagesDir, { recursive: true });
-    await fs.mkdir(this.sourcesDir, { recursive: true });
+    await fs.mkdir(this.imagesDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await fs.mkdir(this.sourcesDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await removeTemporaries(this.imagesDir);
     await removeTemporaries(this.sourcesDir);
   }
@@ -55,7 +56,7 @@ export class FileStore {
 async function writeAtomic(file: string, data: Buffer | string): Promise<void> {
   const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`;
   try {
-    await fs.writeFile(tmp, data);
+    await fs.writeFile(tmp, data, { mode: PRIVATE_FILE_MODE });
     await fs.rename(tmp, file);
   } catch (err) {
     await fs.rm(tmp, { force: true });

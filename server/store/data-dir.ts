@@ -1,0 +1,22 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The data directory and its folders: only the service's own user may enter them. */
+export const PRIVATE_DIR_MODE = 0o700;
+/** Every file the service writes there (accounts.db holds webhook secrets). */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * Creates the data directory private to this user (0700), whatever the umask, and makes an
+ * existing one private: the directory and its folders 0700, the files directly in it 0600.
+ * Files deeper down (images, page sources) are left as they are: behind a 0700 folder no
+ * other user can reach them, and new ones are written 0600.
+ */
+export function prepareDataDir(dataDir: string): void {
+  fs.mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  fs.chmodSync(dataDir, PRIVATE_DIR_MODE);
+  for (const entry of fs.readdirSync(dataDir, { withFileTypes: true })) {
+    const mode = entry.isDirectory() ? PRIVATE_DIR_MODE : entry.isFile() ? PRIVATE_FILE_MODE : undefined;
+    if (mode !== undefined) fs.chmodSync(path.join(dataDir, entry.name), mode);
+  }
+}
