@@ -5,6 +5,7 @@ import {
   egressBlocked,
   loadFailed,
   loadTimedOut,
+  networkFailure,
 } from '../server/capture/capture-failures.js';
 import { withDeadline } from '../server/capture/deadline.js';
 import {
@@ -95,8 +96,8 @@ export class ElectronEngine implements CaptureEngine {
       const { shot, html } = await withDeadline(step(this.shoot(job, request, viewport)), captureTimeoutMs, () =>
         captureTimedOut(url, captureTimeoutMs),
       );
-      const denied = job.pageDenial();
-      if (denied) throw egressBlocked(denied);
+      const failure = job.pageFailure(url);
+      if (failure) throw failure;
       report(request, 70);
       finished = true;
       return {
@@ -133,13 +134,13 @@ export class ElectronEngine implements CaptureEngine {
     try {
       await withDeadline(navigate(job, url, userAgent), navigationTimeoutMs, () => timedOut);
     } catch (err) {
-      const denied = job.pageDenial();
-      if (denied) throw egressBlocked(denied);
+      const failure = job.pageFailure(url);
+      if (failure) throw failure;
       if (err !== timedOut || !job.documentReady()) throw err;
     }
     await job.networkIdle(NETWORK_IDLE_MAX_MS);
-    const denied = job.pageDenial();
-    if (denied) throw egressBlocked(denied);
+    const failure = job.pageFailure(url);
+    if (failure) throw failure;
   }
 
   /**
@@ -187,7 +188,7 @@ async function navigate(job: JobWindow, url: string, userAgent: string): Promise
       await once(contents, 'did-stop-loading');
       return;
     }
-    throw loadFailed(url, code ? `net::${code}` : String((err as Error)?.message ?? err).slice(0, 300));
+    throw code ? networkFailure(url, `net::${code}`) : loadFailed(url, String((err as Error)?.message ?? err).slice(0, 300));
   }
 }
 

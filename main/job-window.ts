@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { BrowserWindow, session, type Session, type WebContents } from 'electron';
-import { pageCrashed } from '../server/capture/capture-failures.js';
+import { egressBlocked, pageCrashed, unreachableFailure } from '../server/capture/capture-failures.js';
 import { withDeadline } from '../server/capture/deadline.js';
 import { CaptureError } from '../server/capture/engine.js';
 import { TUNNEL_REFUSED_ERROR, TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
-import { egressDenial } from '../server/egress/proxy-markers.js';
+import { egressDenial, egressUnreachable } from '../server/egress/proxy-markers.js';
 import type { PageNetwork } from '../server/capture/quiet-network.js';
 
 /** A network with no request in flight for this long counts as idle. */
@@ -28,8 +28,11 @@ export interface JobWindow extends PageNetwork {
   readonly session: Session;
   /** Sub-requests the egress proxy refused so far. */
   blockedRequests(): number;
-  /** The proxy's reason when it refused the document shown in the main frame, else null. */
-  pageDenial(): string | null;
+  /**
+   * Why the document shown in the main frame is not the page at `url`: the egress proxy refused
+   * it or could not reach it. Null when it is the page.
+   */
+  pageFailure(url: string): Error | null;
   /** Whether the main frame's current document has fired DOMContentLoaded. */
   documentReady(): boolean;
   /** Whether the page tried to start a download (which is cancelled). */
@@ -86,6 +89,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
 
   let blocked = 0;
   let pageDenial: string | null = null;
+  let pageUnreachable: { code: string; url: string } | null = null;
   const pending = new Set<number>();
   let started = 0;
   let lastActivity = Date.now();
@@ -99,11 +103,17 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     lastActivity = Date.now();
   });
   ses.webRequest.onHeadersReceived((details, callback) => {
-    const reason = egressDenial(details.url, lowerCaseHeaders(details.responseHeaders));
+    const headers = lowerCaseHeaders(details.responseHeaders);
+    const reason = egressDenial(details.url, headers);
     if (details.resourceType === 'mainFrame') {
-      // The document finally shown decides: a refused hop that redirected on does not count.
+      // The document finally shown decides: a refused or failed hop that redirected on does not count.
+      const code = egressUnreachable(details.url, headers);
       if (reason !== null) pageDenial = reason;
-      else if (details.statusCode < 300 || details.statusCode >= 400) pageDenial = null;
+      else if (code !== null) pageUnreachable = { code, url: details.url };
+      else if (details.statusCode < 300 || details.statusCode >= 400) {
+        pageDenial = null;
+        pageUnreachable = null;
+      }
     } else if (reason !== null) {
       blocked++;
     }
@@ -184,7 +194,10 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     contents,
     session: ses,
     blockedRequests: () => blocked,
-    pageDenial: () => pageDenial,
+    pageFailure(url) {
+      if (pageDenial !== null) return egressBlocked(pageDenial);
+      return pageUnreachable && unreachableFailure(url, pageUnreachable.url, pageUnreachable.code);
+    },
     documentReady: () => domReady,
     downloadStarted: () => downloadStarted,
     async networkIdle(maxMs) {

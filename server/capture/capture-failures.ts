@@ -1,3 +1,4 @@
+import { HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
 import { seconds } from './deadline.js';
 import { CaptureError } from './engine.js';
 import { TUNNEL_REFUSED_REASON, isTunnelRefusal } from './egress-markers.js';
@@ -21,6 +22,67 @@ export const pageCrashed = (url: string) =>
 export const pageOutOfMemory = (url: string, limitBytes: number) =>
   new CaptureError(`The page used more than ${Math.round(limitBytes / 2 ** 20)} MiB of memory and was stopped while capturing ${url}`);
 
+const CLOSED_UNANSWERED = 'the server closed the connection without answering';
+const NO_ANSWER_IN_TIME = 'the server did not answer in time';
+const UNREACHABLE_HOST = 'the host is unreachable';
+const INVALID_RESPONSE = 'the server sent an invalid response';
+
+/**
+ * Chromium's network errors that a page's address can cause, in words. A TLS failure keeps its
+ * code, which says which check failed; a code not listed here is shown as it is.
+ */
+const NET_ERRORS: Record<string, string> = {
+  'net::ERR_CONNECTION_REFUSED': 'the connection was refused',
+  'net::ERR_CONNECTION_RESET': 'the connection was reset',
+  'net::ERR_CONNECTION_CLOSED': CLOSED_UNANSWERED,
+  'net::ERR_EMPTY_RESPONSE': CLOSED_UNANSWERED,
+  'net::ERR_CONNECTION_TIMED_OUT': NO_ANSWER_IN_TIME,
+  'net::ERR_TIMED_OUT': NO_ANSWER_IN_TIME,
+  'net::ERR_ADDRESS_UNREACHABLE': UNREACHABLE_HOST,
+  'net::ERR_NAME_NOT_RESOLVED': 'the host name could not be resolved',
+  'net::ERR_TOO_MANY_REDIRECTS': 'too many redirects',
+  'net::ERR_INVALID_REDIRECT': 'the server sent an invalid redirect',
+  'net::ERR_UNSAFE_PORT': 'browsers do not connect to that port',
+  'net::ERR_INVALID_RESPONSE': INVALID_RESPONSE,
+  'net::ERR_INVALID_HTTP_RESPONSE': INVALID_RESPONSE,
+  'net::ERR_RESPONSE_HEADERS_TOO_BIG': INVALID_RESPONSE,
+};
+
+/** `code` is Chromium's network error, "net::ERR_…". */
+export const networkFailure = (url: string, code: string) => loadFailed(url, netErrorReason(code));
+
+function netErrorReason(code: string): string {
+  if (code in NET_ERRORS) return NET_ERRORS[code];
+  if (code.startsWith('net::ERR_CERT_')) return `the server's certificate is not valid (${code})`;
+  if (code.startsWith('net::ERR_SSL_') || code === 'net::ERR_BAD_SSL_CLIENT_AUTH_CERT') return `the secure connection failed (${code})`;
+  return code;
+}
+
+/** The egress proxy's errno codes for a target it could not reach (x-egress-unreachable), in words. */
+const PROXY_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: CLOSED_UNANSWERED,
+  EPIPE: CLOSED_UNANSWERED,
+  ETIMEDOUT: NO_ANSWER_IN_TIME,
+  EHOSTUNREACH: UNREACHABLE_HOST,
+  ENETUNREACH: UNREACHABLE_HOST,
+  EHOSTDOWN: UNREACHABLE_HOST,
+};
+
+/**
+ * The failure of a page whose document (at `documentUrl`, the address the page was redirected
+ * to, if it was) the egress proxy could not reach, from the proxy's errno code. A name that
+ * does not resolve fails as the job runner's own lookup does, naming the host.
+ */
+export function unreachableFailure(url: string, documentUrl: string, code: string): Error {
+  const host = new URL(documentUrl).hostname;
+  if (code === 'ENOTFOUND') return new HostNotFoundError(host);
+  if (code === 'ETIMEOUT') return new HostLookupTimeoutError(host);
+  // Node's HTTP parser names its errors HPE_*: the target's answer was not HTTP.
+  if (code.startsWith('HPE_')) return loadFailed(url, INVALID_RESPONSE);
+  return loadFailed(url, PROXY_ERRORS[code] ?? `the server could not be reached (${code})`);
+}
+
 /**
  * The CaptureError for a failed navigation, from the browser's error: a time-out, a network
  * error code such as net::ERR_CONNECTION_REFUSED, or the egress proxy refusing a tunnel.
@@ -31,7 +93,7 @@ export function navigationFailure(err: unknown, url: string, timeoutMs: number):
   if (isTunnelRefusal(message)) return egressBlocked(TUNNEL_REFUSED_REASON);
   if (/Download is starting/i.test(message)) return loadFailed(url, 'the address starts a file download');
   const code = /net::ERR_[A-Z0-9_]+/.exec(message)?.[0];
-  if (code) return loadFailed(url, code);
+  if (code) return networkFailure(url, code);
   // Keep only the browser's first line: later ones are driver call logs.
   return loadFailed(url, message.split('\n')[0]!.replace(/^page\.goto:\s*/, '').slice(0, 300));
 }

@@ -1,8 +1,7 @@
 import type { Page } from 'playwright-core';
-import { egressDenial } from '../egress/proxy-markers.js';
 import { BrowserSlot } from './browser-slot.js';
 import { clipFor, type Clip } from './capture-clip.js';
-import { captureTimedOut, egressBlocked, navigationFailure, pageCrashed, pageOutOfMemory } from './capture-failures.js';
+import { captureTimedOut, navigationFailure, pageCrashed, pageOutOfMemory } from './capture-failures.js';
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import { withDeadline } from './deadline.js';
@@ -230,8 +229,12 @@ export class ChromiumEngine implements CaptureEngine {
       if (tripwire.error) throw err;
       throw navigationFailure(err, url, navigationTimeoutMs);
     }
-    const denied = (response && egressDenial(response.url(), response.headers())) ?? traffic.mainDocumentDenied;
-    if (denied) throw egressBlocked(denied);
+    if (response) traffic.noteResponse(response);
+    const throwIfNotThePage = () => {
+      const failure = traffic.mainDocumentFailure(url);
+      if (failure) throw failure;
+    };
+    throwIfNotThePage();
 
     const loadLeft = navigationTimeoutMs - (Date.now() - navigationStarted);
     await tripwire.race(page.waitForLoadState('load', { timeout: Math.max(1, loadLeft) })).catch((err: unknown) => {
@@ -241,7 +244,7 @@ export class ChromiumEngine implements CaptureEngine {
     // Requests started before or in the load handlers are already in flight: wait for those.
     // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
     await tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
-    if (traffic.mainDocumentDenied) throw egressBlocked(traffic.mainDocumentDenied);
+    throwIfNotThePage();
     report(request, 40);
 
     const { image, truncated, html } = await withDeadline(
@@ -249,7 +252,7 @@ export class ChromiumEngine implements CaptureEngine {
       captureTimeoutMs,
       () => captureTimedOut(url, captureTimeoutMs),
     );
-    if (traffic.mainDocumentDenied) throw egressBlocked(traffic.mainDocumentDenied);
+    throwIfNotThePage();
     report(request, 70);
     return {
       image: image.data,

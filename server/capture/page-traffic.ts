@@ -1,5 +1,6 @@
 import type { Frame, Page, Request, Response } from 'playwright-core';
-import { egressDenial } from '../egress/proxy-markers.js';
+import { egressDenial, egressUnreachable } from '../egress/proxy-markers.js';
+import { egressBlocked, unreachableFailure } from './capture-failures.js';
 import { TUNNEL_REFUSED_REASON, isTunnelRefusal } from './egress-markers.js';
 import type { PageNetwork } from './quiet-network.js';
 
@@ -21,9 +22,12 @@ export class PageTraffic implements PageNetwork {
   blockedRequests = 0;
   /** The proxy's reason when the document shown in the main frame was refused, else null. */
   mainDocumentDenied: string | null = null;
+  /** The proxy's errno code and the address when it could not reach that document, else null. */
+  mainDocumentUnreachable: { code: string; url: string } | null = null;
   /** Documents committed in the main frame so far; a change means the page navigated. */
   mainFrameNavigations = 0;
   private readonly inFlight = new Set<Request>();
+  private readonly noted = new WeakSet<Response>();
   private started = 0;
   private navigationWaiters: Array<() => void> = [];
   private lastActivity = Date.now();
@@ -43,11 +47,7 @@ export class PageTraffic implements PageNetwork {
       finished(request);
       if (isTunnelRefusal(request.failure()?.errorText)) this.refused(request, TUNNEL_REFUSED_REASON);
     };
-    const responded = (response: Response) => {
-      const reason = egressDenial(response.url(), response.headers());
-      if (reason !== null) this.refused(response.request(), reason);
-      else if (this.isMainDocument(response.request()) && !isRedirect(response.status())) this.mainDocumentDenied = null;
-    };
+    const responded = (response: Response) => this.noteResponse(response);
     page.on('request', started);
     page.on('requestfinished', finished);
     page.on('requestfailed', failed);
@@ -80,6 +80,37 @@ export class PageTraffic implements PageNetwork {
       if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+  }
+
+  /**
+   * Reads the egress proxy's markers on a response. Called for every response the page gets,
+   * and by the engine for the response its navigation ended with, in case that event has not
+   * arrived yet. A response is read once: read again after a later one (a script moving the page
+   * on at once), it would undo what that one said.
+   */
+  noteResponse(response: Response): void {
+    if (this.noted.has(response)) return;
+    this.noted.add(response);
+    const reason = egressDenial(response.url(), response.headers());
+    if (reason !== null) return this.refused(response.request(), reason);
+    if (!this.isMainDocument(response.request())) return;
+    // The document finally shown decides: a refused or failed hop that redirected on does not count.
+    const code = egressUnreachable(response.url(), response.headers());
+    if (code !== null) this.mainDocumentUnreachable = { code, url: response.url() };
+    else if (!isRedirect(response.status())) {
+      this.mainDocumentDenied = null;
+      this.mainDocumentUnreachable = null;
+    }
+  }
+
+  /**
+   * Why the document shown in the main frame is not the page at `url` (whose capture this is):
+   * the egress proxy refused it or could not reach it. Null when it is the page.
+   */
+  mainDocumentFailure(url: string): Error | null {
+    if (this.mainDocumentDenied !== null) return egressBlocked(this.mainDocumentDenied);
+    const unreachable = this.mainDocumentUnreachable;
+    return unreachable && unreachableFailure(url, unreachable.url, unreachable.code);
   }
 
   /** Requests the page has started so far; a change means the network was busy again. */

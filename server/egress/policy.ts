@@ -20,6 +20,33 @@ export class EgressDeniedError extends Error {
   }
 }
 
+/**
+ * A host name that could not be resolved: no such name, no addresses, or no name server
+ * answering (EAI_AGAIN, the usual sign of a machine without DNS). `cause` is the resolver's error.
+ */
+export class HostNotFoundError extends Error {
+  override readonly name = 'HostNotFoundError';
+  readonly code = 'ENOTFOUND';
+  constructor(
+    readonly host: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Could not resolve host ${host}`, options);
+  }
+}
+
+/** The name server did not answer for a host name in time. */
+export class HostLookupTimeoutError extends Error {
+  override readonly name = 'HostLookupTimeoutError';
+  readonly code = 'ETIMEOUT';
+  constructor(
+    readonly host: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Timed out resolving host ${host}`, options);
+  }
+}
+
 export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
 
 /** A vetted target: connect to `address`, never to the hostname again. */
@@ -36,10 +63,11 @@ export interface EgressPolicy {
   /**
    * Canonicalises the URL (scheme case, decimal/octal/hex IPv4, bracketed/mapped IPv6, user@host,
    * trailing dots, *.localhost), rejects non-http(s), resolves the host ONCE, checks every
-   * address; returns the vetted address to pin the connection to. Throws EgressDeniedError.
+   * address; returns the vetted address to pin the connection to. Throws EgressDeniedError, or
+   * HostNotFoundError / HostLookupTimeoutError when the name does not resolve.
    */
   checkUrl(url: string): Promise<{ url: URL } & EgressTarget>;
-  /** The same check for a bare host and port (a proxy CONNECT target). Throws EgressDeniedError. */
+  /** The same check for a bare host and port (a proxy CONNECT target), with the same errors. */
   checkHost(hostname: string, port: number): Promise<EgressTarget>;
   /** Reason string when the address is denied, null when allowed. */
   deniedReason(address: string, port?: number): string | null;
@@ -55,11 +83,15 @@ export interface EgressPolicyDeps {
   resolve?: Resolver;
   /** This machine's interface addresses, on which the denied local ports apply. @default os.networkInterfaces() */
   localAddresses?: () => string[];
+  /** Time one resolution may take. @default 10000 */
+  lookupTimeoutMs?: number;
 }
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 const LOOKUP_TIMEOUT_MS = 10_000;
+/** What node's resolvers (dns.lookup and dns.Resolver) call a name server that did not answer in time. */
+const LOOKUP_TIMEOUT_CODES = new Set(['ETIMEOUT', 'ETIMEDOUT']);
 
 // ipaddr.js range names -> how they read in a denial, for ranges denied whatever the LAN setting.
 const ALWAYS_DENIED: Record<string, string> = {
@@ -91,6 +123,7 @@ const LAN: Record<string, string> = {
 export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPolicyDeps = {}): EgressPolicy {
   const resolve = deps.resolve ?? systemResolver;
   const localAddresses = deps.localAddresses ?? interfaceAddresses;
+  const lookupTimeoutMs = deps.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS;
   const deniedPorts = new Set<number>();
   let current: Readonly<EgressPolicyOptions> = Object.freeze({ allow: [], denyLan: false });
   let allowRanges: Range[] = [];
@@ -145,8 +178,7 @@ export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPol
       // Browsers answer these names with loopback without asking DNS (RFC 6761); so do we.
       targets = [{ address: '127.0.0.1', family: 4 }];
     } else {
-      targets = await withTimeout(resolve(host), LOOKUP_TIMEOUT_MS, `resolving ${host} timed out`);
-      if (targets.length === 0) throw Object.assign(new Error(`${host} has no addresses`), { code: 'ENOTFOUND' });
+      targets = await lookup(resolve, host, lookupTimeoutMs);
     }
     // Every answer is checked, so a name that mixes a public and a loopback address is refused.
     for (const target of targets) {
@@ -275,16 +307,30 @@ const systemResolver: Resolver = async (hostname) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+/**
+ * The addresses of `host`, or a HostNotFoundError / HostLookupTimeoutError saying why there are
+ * none. Resolver failures are told apart by their errno code; an error without one is not a
+ * resolver's answer but a fault, and passes through as it is.
+ */
+async function lookup(resolve: Resolver, host: string, timeoutMs: number): Promise<EgressTarget[]> {
   let timer: NodeJS.Timeout | undefined;
+  let answers: EgressTarget[];
   try {
-    return await Promise.race([
-      promise,
+    answers = await Promise.race([
+      resolve(host),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error(message), { code: 'ETIMEOUT' })), ms);
+        timer = setTimeout(() => reject(new HostLookupTimeoutError(host)), timeoutMs);
       }),
     ]);
+  } catch (err) {
+    if (err instanceof HostLookupTimeoutError) throw err;
+    const code = (err as NodeJS.ErrnoException)?.code;
+    if (typeof code !== 'string') throw err;
+    if (LOOKUP_TIMEOUT_CODES.has(code)) throw new HostLookupTimeoutError(host, { cause: err });
+    throw new HostNotFoundError(host, { cause: err });
   } finally {
     clearTimeout(timer);
   }
+  if (answers.length === 0) throw new HostNotFoundError(host);
+  return answers;
 }

@@ -1,14 +1,17 @@
 /**
- * How the egress proxy tells the browser it refused a plain-HTTP request: the 403 it writes
- * itself carries this header, whose value is the reason.
+ * How the egress proxy tells the browser what became of a plain-HTTP request: the answer it
+ * writes itself carries one of these headers. A refusal is a 403 whose `x-egress-denied` header
+ * holds the reason; a target it could not reach is a 502 whose `x-egress-unreachable` header
+ * holds the errno code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT…).
  */
 export const EGRESS_DENIED_HEADER = 'x-egress-denied';
+export const EGRESS_UNREACHABLE_HEADER = 'x-egress-unreachable';
 
-const MARKERS = new Set([EGRESS_DENIED_HEADER]);
+const MARKERS = new Set([EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER]);
 
 /**
  * True for the headers only the proxy may write. The proxy removes them from every answer it
- * relays, so an allowed page cannot fake a denial by sending one.
+ * relays, so an allowed page cannot fake a denial (or an unreachable target) by sending one.
  */
 export function isProxyMarker(headerName: string): boolean {
   return MARKERS.has(headerName.toLowerCase());
@@ -17,13 +20,26 @@ export function isProxyMarker(headerName: string): boolean {
 /**
  * The proxy's reason when it refused the request of a response the browser received for `url`,
  * from the response's headers (names in lower case); null when the response is the target's own.
- * Only an `http:` response can carry one: the proxy answers those itself and strips the marker
- * from the target's answers. An `https:` response arrives through a CONNECT tunnel the proxy
- * cannot read or write, so a marker in it came from the page and is ignored; the proxy refuses
- * a tunnel before it opens (ERR_TUNNEL_CONNECTION_FAILED) instead.
  */
 export function egressDenial(url: string, headers: Record<string, string>): string | null {
+  const reason = marker(url, headers, EGRESS_DENIED_HEADER);
+  return reason === null ? null : reason || 'denied';
+}
+
+/** The errno code when the proxy answered for a target it could not reach, else null. */
+export function egressUnreachable(url: string, headers: Record<string, string>): string | null {
+  const code = marker(url, headers, EGRESS_UNREACHABLE_HEADER);
+  return code === null ? null : code || 'EIO';
+}
+
+/**
+ * Only an `http:` response can carry a marker: the proxy answers those itself and strips the
+ * markers from the target's answers. An `https:` response arrives through a CONNECT tunnel the
+ * proxy cannot read or write, so a marker in it came from the page and is ignored; the proxy
+ * refuses a tunnel before it opens (ERR_TUNNEL_CONNECTION_FAILED) instead.
+ */
+function marker(url: string, headers: Record<string, string>, name: string): string | null {
   if (!url.toLowerCase().startsWith('http:')) return null;
-  const reason = headers[EGRESS_DENIED_HEADER];
-  return reason === undefined ? null : reason.trim() || 'denied';
+  const value = headers[name];
+  return value === undefined ? null : value.trim();
 }

@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
-import { EGRESS_DENIED_HEADER, isProxyMarker } from './proxy-markers.js';
+import { EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER, isProxyMarker } from './proxy-markers.js';
 
 export interface EgressProxy {
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
@@ -42,8 +42,9 @@ const HOP_BY_HOP = new Set([
  * form; HTTPS and WebSockets arrive as CONNECT tunnels. Each target host is resolved once by the
  * policy and the connection is opened to that checked address, so a DNS answer that changes
  * between the check and the connect (rebinding) cannot switch the target. Refusals answer 403
- * with `x-egress-denied: <reason>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED);
- * that header is removed from every answer relayed from a target (see proxy-markers.ts).
+ * with `x-egress-denied: <reason>`, a target it cannot reach 502 with `x-egress-unreachable:
+ * <errno code>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED for both); those
+ * headers are removed from every answer relayed from a target (see proxy-markers.ts).
  *
  * Listens on 127.0.0.1 only, and registers its own port with the policy so a page cannot use
  * the proxy to reach the proxy. Chromium must be started with `--proxy-server=<url>` and
@@ -71,7 +72,8 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
         log(`egress denied: ${what}: ${err.reason}`);
         refuse(403, { [EGRESS_DENIED_HEADER]: err.reason }, err.message);
       } else {
-        refuse(502, {}, `cannot reach ${what}: ${(err as Error).message}`);
+        // A name that does not resolve (HostNotFoundError, HostLookupTimeoutError carry a code).
+        refuse(502, unreachable(err), `cannot reach ${what}: ${(err as Error).message}`);
       }
       return null;
     }
@@ -115,8 +117,8 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       if (socket.connecting) socket.once('connect', idle);
       else idle();
     });
-    upstream.on('timeout', () => upstream.destroy(new Error('the target did not answer in time')));
-    upstream.on('error', (err) => refuse(502, {}, `cannot reach ${target.url.host}: ${err.message}`));
+    upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('the target did not answer in time'), { code: 'ETIMEDOUT' })));
+    upstream.on('error', (err) => refuse(502, unreachable(err), `cannot reach ${target.url.host}: ${err.message}`));
     upstream.on('response', (answer) => {
       try {
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders, isProxyMarker));
@@ -154,7 +156,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     });
     upstream.on('error', (err) => {
       if (open) client.destroy();
-      else refuseRaw(client, 502, {}, `cannot reach the target: ${err.message}`);
+      else refuseRaw(client, 502, unreachable(err), `cannot reach the target: ${err.message}`);
     });
     upstream.on('close', () => {
       if (open) client.destroy();
@@ -217,6 +219,12 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
         agent.destroy();
       }),
   };
+}
+
+/** The marker of an answer for a target that could not be reached: the error's errno code. */
+function unreachable(err: unknown): Record<string, string> {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return { [EGRESS_UNREACHABLE_HEADER]: typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : 'EIO' };
 }
 
 /** Answers a CONNECT or upgrade request on the raw socket and closes it. */

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createEgressPolicy, EgressDeniedError, type Resolver } from '../../server/egress/policy.js';
+import {
+  createEgressPolicy,
+  EgressDeniedError,
+  HostLookupTimeoutError,
+  HostNotFoundError,
+  type Resolver,
+} from '../../server/egress/policy.js';
 import { ValidationError } from '../../server/errors.js';
 
 const noDns: Resolver = async (host) => {
@@ -161,8 +167,29 @@ describe('egress policy', () => {
     expect(url.href).toBe('https://user@www.example.com/a?b');
   });
 
-  it('passes a resolver failure through, as it is not a policy decision', async () => {
-    await expect(policy.checkUrl('http://nowhere.test/')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  it('fails a name that does not resolve with HostNotFoundError, not a denial, as it is no policy decision', async () => {
+    const err = await policy.checkUrl('http://nowhere.test/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HostNotFoundError);
+    expect(err).toMatchObject({ host: 'nowhere.test', message: 'Could not resolve host nowhere.test' });
+    const empty = createEgressPolicy({ allow: [], denyLan: false }, { resolve: async () => [] });
+    await expect(empty.checkUrl('http://empty.test/')).rejects.toBeInstanceOf(HostNotFoundError);
+  });
+
+  it('fails a lookup the name server does not answer in time with HostLookupTimeoutError', async () => {
+    const silent = createEgressPolicy({ allow: [], denyLan: false }, { resolve: () => new Promise(() => undefined), lookupTimeoutMs: 50 });
+    const err = await silent.checkUrl('http://silent.test/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HostLookupTimeoutError);
+    expect(err).toMatchObject({ message: 'Timed out resolving host silent.test' });
+    const timedOut = createEgressPolicy(
+      { allow: [], denyLan: false },
+      { resolve: async () => Promise.reject(Object.assign(new Error('queryA ETIMEOUT x'), { code: 'ETIMEOUT' })) },
+    );
+    await expect(timedOut.checkUrl('http://x.test/')).rejects.toBeInstanceOf(HostLookupTimeoutError);
+  });
+
+  it('passes an error that is not a resolver answer (no errno code) through as it is', async () => {
+    const broken = createEgressPolicy({ allow: [], denyLan: false }, { resolve: async () => Promise.reject(new TypeError('a bug')) });
+    await expect(broken.checkUrl('http://x.test/')).rejects.toBeInstanceOf(TypeError);
   });
 
   it('applies settings changes at run time', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { egressDenial } from '../../server/egress/proxy-markers.js';
+import { egressDenial, egressUnreachable } from '../../server/egress/proxy-markers.js';
 
 describe('egress proxy markers', () => {
   it("reads the proxy's reason from a plain-HTTP response", () => {
@@ -10,8 +10,14 @@ describe('egress proxy markers', () => {
     expect(egressDenial('http://a.test/', { 'content-type': 'text/html' })).toBeNull();
   });
 
+  it('reads the errno code of a target the proxy could not reach', () => {
+    expect(egressUnreachable('http://a.test/', { 'x-egress-unreachable': 'ECONNREFUSED' })).toBe('ECONNREFUSED');
+    expect(egressUnreachable('http://a.test/', {})).toBeNull();
+  });
+
   it('ignores the header on an https response: it came through a tunnel the proxy cannot write into, so from the page', () => {
     expect(egressDenial('https://a.test/', { 'x-egress-denied': 'fake' })).toBeNull();
     expect(egressDenial('wss://a.test/', { 'x-egress-denied': 'fake' })).toBeNull();
+    expect(egressUnreachable('https://a.test/', { 'x-egress-unreachable': 'ECONNREFUSED' })).toBeNull();
   });
 });

@@ -67,7 +67,7 @@ describe('egress proxy', () => {
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', host: req.headers.host ?? '', body, proxyHeader: 'proxy-connection' in req.headers });
         // A page faking the proxy's refusal marker, in two spellings.
-        const fake = req.url === '/fake-denial' ? [['X-Egress-Denied', 'fake'], ['x-EGRESS-denied', 'again']] : [];
+        const fake = req.url === '/fake-denial' ? [['X-Egress-Denied', 'fake'], ['x-EGRESS-denied', 'again'], ['X-Egress-Unreachable', 'ECONNREFUSED']] : [];
         res.writeHead(201, [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-origin', 'yes'], ['content-type', 'text/plain'], ...fake].flat());
         res.end(`echo:${body}`);
       });
@@ -116,11 +116,18 @@ describe('egress proxy', () => {
     expect(canary.hits()).toBe(0);
   });
 
-  it("removes x-egress-denied, in any case, from a target's answer, so no page can fake a refusal", async () => {
+  it("removes the proxy's markers, in any case, from a target's answer, so no page can fake a refusal", async () => {
     const answer = await viaProxy(proxy, `${originUrl}/fake-denial`);
     expect(answer.status).toBe(201);
     expect(answer.headers['x-egress-denied']).toBeUndefined();
+    expect(answer.headers['x-egress-unreachable']).toBeUndefined();
     expect(answer.headers['x-origin']).toBe('yes');
+  });
+
+  it('answers 502 naming ENOTFOUND for a name that does not resolve', async () => {
+    const answer = await viaProxy(proxy, 'http://nowhere.test/');
+    expect(answer.status).toBe(502);
+    expect(answer.headers['x-egress-unreachable']).toBe('ENOTFOUND');
   });
 
   it('refuses a hostname that resolves to a denied address', async () => {
@@ -230,7 +237,7 @@ describe('egress proxy', () => {
     expect(answer).toBe(400);
   });
 
-  it('answers 502 when an allowed target is not listening, for requests and tunnels alike', async () => {
+  it('answers 502 when an allowed target is not listening, for requests and tunnels alike, naming the errno code', async () => {
     const free = net.createServer();
     await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
     const port = (free.address() as AddressInfo).port;
@@ -238,6 +245,7 @@ describe('egress proxy', () => {
     const answer = await viaProxy(proxy, `http://127.0.0.1:${port}/`);
     expect(answer.status).toBe(502);
     expect(answer.headers['x-egress-denied']).toBeUndefined();
+    expect(answer.headers['x-egress-unreachable']).toBe('ECONNREFUSED');
     const tunnel = await connect(proxy, `localhost:${port}`);
     tunnel.socket.destroy();
     expect(tunnel.head).toMatch(/^HTTP\/1\.1 502/);
