@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BrowserWindow, session, type Session, type WebContents } from 'electron';
 import { egressBlocked, pageCrashed, unreachableFailure } from '../server/capture/capture-failures.js';
 import { withDeadline } from '../server/capture/deadline.js';
-import { CaptureError } from '../server/capture/engine.js';
+import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
 import { TUNNEL_REFUSED_ERROR, TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
 import { egressDenial, egressUnreachable } from '../server/egress/proxy-markers.js';
 import type { PageNetwork } from '../server/capture/quiet-network.js';
@@ -181,7 +181,11 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   const interrupt = (err: Error) => {
     if (!disposed) reject(err);
   };
-  contents.on('render-process-gone', () => interrupt(pageCrashed(options.url)));
+  // A renderer out of memory fails the page; one killed from outside or crashed is retried, as
+  // in the Chromium engine (PageCrashedError).
+  contents.on('render-process-gone', (_event, details) =>
+    interrupt(details.reason === 'oom' ? pageCrashed(options.url) : new PageCrashedError(options.url)),
+  );
   contents.on('unresponsive', () => interrupt(new CaptureError(`The page stopped responding while capturing ${options.url}`)));
   window.on('closed', () => interrupt(new CaptureError('The capture window was closed')));
 

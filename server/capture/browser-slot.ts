@@ -116,11 +116,11 @@ export class BrowserSlot {
   }
 
   /**
-   * The memory limit when a page of this browser was killed for passing it a moment ago (its
-   * page crash is that kill), otherwise undefined.
+   * For a page of this browser whose renderer died: the memory limit when our guard killed it for
+   * passing it a moment ago (PageMemoryGuard.claimKill), otherwise undefined.
    */
   pageKilledForMemory(): number | undefined {
-    return this.memoryGuard?.killedRecently() ? this.memoryGuard.limitBytes : undefined;
+    return this.memoryGuard?.claimKill() ? this.memoryGuard.limitBytes : undefined;
   }
 
   /** A fresh context for one job (a pre-warmed one when its options match). */

@@ -1,12 +1,13 @@
 import type { Page } from 'playwright-core';
 import { BrowserSlot } from './browser-slot.js';
 import { clipFor, type Clip } from './capture-clip.js';
-import { captureTimedOut, navigationFailure, pageCrashed, pageOutOfMemory } from './capture-failures.js';
+import { captureTimedOut, navigationFailure, pageOutOfMemory } from './capture-failures.js';
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import { withDeadline } from './deadline.js';
 import {
   BrowserCrashedError,
+  PageCrashedError,
   type CaptureEngine,
   type CaptureRequest,
   type CaptureResult,
@@ -181,8 +182,9 @@ export class ChromiumEngine implements CaptureEngine {
     }
 
     job.page.once('crash', () => {
+      // Whether our guard killed it decides: that page fails, any other death is retried.
       const limit = slot.pageKilledForMemory();
-      tripwire.trip(limit === undefined ? pageCrashed(url) : pageOutOfMemory(url, limit));
+      tripwire.trip(limit === undefined ? new PageCrashedError(url) : pageOutOfMemory(url, limit));
     });
     const traffic = new PageTraffic(job.page);
     const finish = () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 
 /** How often the renderers' memory is read. A page growing 0.3 GB/s overshoots by at most ~75 MB. */
 const POLL_MS = 250;
-/** A page crash this soon after a kill is taken to be that kill. */
+/** A page crash this soon after a kill may be taken to be that kill. */
 const KILL_ATTRIBUTION_MS = 5_000;
 
 function read(file: string): string | null {
@@ -46,14 +46,15 @@ function renderers(browserPid: number): number[] {
  * Stops a page that takes more memory than it is allowed: while captures run, the resident size
  * of each of the browser's renderer processes is read from /proc every 250 ms, and a renderer
  * above the limit is killed. Each job has a context and so a renderer of its own, so only that
- * job's page crashes, and the engine reports the crash as this (killedRecently). Without it such
+ * job's page crashes, and the engine reports the crash as this (claimKill). Without it such
  * a page is stopped only by the capture time-out, and may take the machine's memory first.
  * Where /proc is missing (not Linux) the guard does nothing.
  */
 export class PageMemoryGuard {
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly log: (line: string) => void;
-  private lastKill = -Infinity;
+  /** Kills not yet claimed by a page's crash: the renderer and when (performance.now()). */
+  private unclaimedKills: Array<{ pid: number; at: number }> = [];
 
   constructor(
     private readonly browserPid: number,
@@ -71,9 +72,16 @@ export class PageMemoryGuard {
     this.timer.unref();
   }
 
-  /** True when a renderer was killed for its memory in the last few seconds. */
-  killedRecently(): boolean {
-    return performance.now() - this.lastKill < KILL_ATTRIBUTION_MS;
+  /**
+   * Called for a page whose renderer died: true when that was one of our kills, made in the last
+   * few seconds and not yet claimed by another page's crash. Each kill is claimed once, so a
+   * renderer killed from outside right after one of ours is not mistaken for it (unless their
+   * crashes arrive in the other order, which the count cannot tell apart).
+   */
+  claimKill(): boolean {
+    const now = performance.now();
+    this.unclaimedKills = this.unclaimedKills.filter((kill) => now - kill.at < KILL_ATTRIBUTION_MS);
+    return this.unclaimedKills.shift() !== undefined;
   }
 
   stop(): void {
@@ -84,7 +92,8 @@ export class PageMemoryGuard {
     for (const pid of renderers(this.browserPid)) {
       const bytes = residentBytes(pid);
       if (bytes <= this.limitBytes) continue;
-      this.lastKill = performance.now();
+      // A renderer still dying when read again is one kill, not two.
+      if (!this.unclaimedKills.some((kill) => kill.pid === pid)) this.unclaimedKills.push({ pid, at: performance.now() });
       const mib = (n: number) => Math.round(n / 2 ** 20);
       this.log(`chromium: killing a page's renderer (pid ${pid}): ${mib(bytes)} MiB of memory, more than ${mib(this.limitBytes)} MiB`);
       try {

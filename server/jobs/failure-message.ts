@@ -1,4 +1,4 @@
-import { BrowserCrashedError, CaptureError } from '../capture/engine.js';
+import { BrowserCrashedError, CaptureError, PageCrashedError } from '../capture/engine.js';
 import { EgressDeniedError, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
 
 /**
@@ -11,6 +11,8 @@ const SAYS_WHAT_HAPPENED = [CaptureError, EgressDeniedError, HostNotFoundError, 
 export function failureMessage(err: unknown, signal: AbortSignal): string {
   if (signal.aborted && signal.reason instanceof CaptureError) return signal.reason.message;
   if (SAYS_WHAT_HAPPENED.some((kind) => err instanceof kind)) return (err as Error).message;
+  // Both are retried once (JobService), so a job failing with one has crashed twice.
+  if (err instanceof PageCrashedError) return `The page crashed while capturing ${err.url} (tried twice)`;
   if (err instanceof BrowserCrashedError) return 'The browser crashed while capturing the page (tried twice)';
   const code = (err as NodeJS.ErrnoException)?.code;
   if (code === 'ENOSPC') return 'Could not store the screenshot: the disk is full';

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processTree } from '../../bench/process-tree.js';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
@@ -10,12 +13,30 @@ const PAGE_MEMORY_MB = 512;
 /** A failed job must end within its time-outs plus this much (closing a hung page, relaunching). */
 const SLACK_MS = 15_000;
 
+/** Memory the page below holds, so that its renderer is the one above RENDERER_FOUND_BYTES. */
+const HEAVY_PAGE_MB = 256;
+const RENDERER_FOUND_BYTES = 200 * 2 ** 20;
+
 let server: TestServer;
 let fixtures: FixtureServer;
+/** Serves /heavy-slow.html: holds HEAVY_PAGE_MB at once, and its one image takes 3 s. */
+let heavy: http.Server;
+let heavyUrl: string;
 let key: string;
 
 beforeAll(async () => {
   fixtures = await startFixtureServer();
+  heavy = http.createServer((req, res) => {
+    if (req.url === '/slow-image') return void setTimeout(() => res.writeHead(204).end(), 3000);
+    res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
+    res.end(
+      '<!doctype html><title>Heavy and slow</title><script>window.keep=[];' +
+        `for(let i=0;i<${HEAVY_PAGE_MB};i++){const b=new Uint8Array(1048576);b.fill(i&255);keep.push(b)}</script>` +
+        '<p>loading</p><img src="/slow-image" width="10" height="10">',
+    );
+  });
+  await new Promise<void>((resolve) => heavy.listen(0, '127.0.0.1', resolve));
+  heavyUrl = `http://127.0.0.1:${(heavy.address() as AddressInfo).port}`;
   server = await startTestServer({
     navigationTimeoutMs: NAVIGATION_TIMEOUT_MS,
     captureTimeoutMs: CAPTURE_TIMEOUT_MS,
@@ -28,6 +49,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await fixtures?.close();
+  heavy?.closeAllConnections();
+  await new Promise<void>((resolve) => (heavy ? heavy.close(() => resolve()) : resolve()));
 });
 
 async function capture(body: Record<string, unknown>) {
@@ -51,6 +74,19 @@ function ourBrowsers(): number[] {
   return processTree(process.pid)
     .filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm))
     .map((p) => p.pid);
+}
+
+/** Renderer processes of our browsers, with their resident memory. */
+function ourRenderers(): Array<{ pid: number; rssBytes: number }> {
+  return processTree(process.pid).flatMap((p) => {
+    try {
+      if (!fs.readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes('--type=renderer')) return [];
+      const kb = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p.pid}/status`, 'latin1'))?.[1];
+      return [{ pid: p.pid, rssBytes: Number(kb ?? 0) * 1024 }];
+    } catch {
+      return []; // exited meanwhile
+    }
+  });
 }
 
 describe('pages that never finish', () => {
@@ -94,6 +130,28 @@ describe('Chromium killed in the middle of a capture', () => {
     for (const pid of browsers) process.kill(pid, 'SIGKILL');
 
     const job = await waitForJob(server, key, job_id, 90_000);
+    expect(job.status).toBe('completed');
+    expect((await server.srv.services.jobs.find(job_id))?.attempts).toBe(2);
+    await expectNextJobSucceeds();
+  });
+});
+
+describe("a page's renderer killed from outside", () => {
+  it('retries the job as after a browser crash, and it completes on its second attempt', async () => {
+    const res = await server.v1('POST', '/screenshot', key, { url: `${heavyUrl}/heavy-slow.html` });
+    const { job_id } = await res.json();
+    // The page's renderer is the one holding its memory, while its image is still loading.
+    const deadline = Date.now() + 20_000;
+    let victim = ourRenderers().find((r) => r.rssBytes > RENDERER_FOUND_BYTES);
+    while (!victim) {
+      if (Date.now() > deadline) throw new Error("the page's renderer never showed up");
+      await new Promise((r) => setTimeout(r, 50));
+      victim = ourRenderers().find((r) => r.rssBytes > RENDERER_FOUND_BYTES);
+    }
+    process.kill(victim.pid, 'SIGKILL');
+
+    const job = await waitForJob(server, key, job_id, 90_000);
+    expect(job.error).toBeUndefined();
     expect(job.status).toBe('completed');
     expect((await server.srv.services.jobs.find(job_id))?.attempts).toBe(2);
     await expectNextJobSucceeds();
