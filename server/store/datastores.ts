@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import Datastore from 'nedb-promises';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
+import { loadGuarded } from './datafile-guard.js';
 
 /** A NeDB datastore of plain documents. */
 export type Store = Datastore<Record<string, any>>;
@@ -59,11 +60,20 @@ async function keyHashIndex(keys: Store, log: (line: string) => void): Promise<v
 
 async function openStore(dataDir: string, name: string, log: (line: string) => void): Promise<Store> {
   const filename = path.join(dataDir, `${name}.db`);
-  const corrupt = await countCorruptLines(filename);
+  const { corrupt, endsMidLine } = await inspectDatafile(filename);
+  let rewrite = true;
   if (corrupt > 0) {
     const copy = `${filename}.corrupt-${Date.now()}`;
-    await fs.copyFile(filename, copy);
-    log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
+    try {
+      await fs.copyFile(filename, copy);
+      log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
+    } catch (err) {
+      // Most likely the disk is full. Without a copy the damaged file itself must stay as it
+      // is, so it is not compacted in this run; a later start keeps the copy.
+      await fs.rm(copy, { force: true }).catch(() => undefined);
+      rewrite = false;
+      log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; no copy could be kept (${(err as NodeJS.ErrnoException).code ?? String(err)}), so the file is left as it is`);
+    }
   }
   const options = {
     filename,
@@ -73,16 +83,16 @@ async function openStore(dataDir: string, name: string, log: (line: string) => v
     modes: { fileMode: PRIVATE_FILE_MODE, dirMode: PRIVATE_DIR_MODE },
   };
   const store: Store = Datastore.create(options);
-  await store.load();
+  await loadGuarded(store, { filename, endsMidLine, rewrite, log });
   return store;
 }
 
-async function countCorruptLines(filename: string): Promise<number> {
+async function inspectDatafile(filename: string): Promise<{ corrupt: number; endsMidLine: boolean }> {
   let text: string;
   try {
     text = await fs.readFile(filename, 'utf8');
   } catch {
-    return 0;
+    return { corrupt: 0, endsMidLine: false };
   }
   let corrupt = 0;
   for (const line of text.split('\n')) {
@@ -93,7 +103,7 @@ async function countCorruptLines(filename: string): Promise<number> {
       corrupt++;
     }
   }
-  return corrupt;
+  return { corrupt, endsMidLine: text.length > 0 && !text.endsWith('\n') };
 }
 
 /** Rewrites every datastore file compactly (NeDB appends; this folds the log). */

@@ -1,0 +1,99 @@
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import type { Store } from './datastores.js';
+import { DiskFullError, isDiskFull } from './disk-full.js';
+
+type Doc = Record<string, unknown>;
+
+/** The parts of @seald-io/nedb 4's Datastore (behind nedb-promises) this module reaches into. */
+interface NedbDatastore {
+  persistence: {
+    persistNewStateAsync(docs: Doc[]): Promise<void>;
+    persistCachedDatabaseAsync(): Promise<void>;
+    treatRawStreamAsync(stream: NodeJS.ReadableStream): Promise<{ data: Doc[] }>;
+  };
+  _resetIndexes(docs?: Doc[]): void;
+}
+
+export interface DatafileGuardOptions {
+  filename: string;
+  /** The file ends in the middle of a line (a write cut short before this start). */
+  endsMidLine: boolean;
+  /** Whether the file may be rewritten (compacted); false leaves damaged lines in place for a later start to copy. */
+  rewrite: boolean;
+  log: (line: string) => void;
+}
+
+/**
+ * Loads a datastore and makes every later append to its file all or nothing.
+ *
+ * NeDB changes its documents in memory first and appends to the file after. When the append
+ * fails (a full disk) the two disagree: the client is told the write failed while memory, and
+ * any part of the line that reached the file, say otherwise; and a half line swallows the next
+ * append. So a failed append is cut off the file again and the documents are reloaded from the
+ * file: memory, the file and what a restart loads stay the same, and the caller gets a
+ * DiskFullError. A full disk while loading does not stop the start: the file is used as it is.
+ */
+export async function loadGuarded(store: Store, options: DatafileGuardOptions): Promise<void> {
+  const { filename, log } = options;
+  const db = (store as unknown as { __original: NedbDatastore }).__original;
+  const { persistence } = db;
+  const append = persistence.persistNewStateAsync.bind(persistence);
+  const compact = persistence.persistCachedDatabaseAsync.bind(persistence);
+  let endsMidLine = options.endsMidLine;
+  let loading = true;
+
+  const undo = async (size: number) => {
+    try {
+      await fs.truncate(filename, size);
+    } catch (err) {
+      endsMidLine = true;
+      log(`warning: could not cut a failed write off ${filename}: ${String(err)}`);
+    }
+    try {
+      const { data } = await persistence.treatRawStreamAsync(createReadStream(filename, { encoding: 'utf8' }));
+      db._resetIndexes(data);
+    } catch (err) {
+      log(`warning: could not reload ${filename} after a failed write: ${String(err)}`);
+    }
+  };
+
+  // NeDB calls both methods inside its executor, one at a time per datastore.
+  persistence.persistNewStateAsync = async (docs) => {
+    const { size } = await fs.stat(filename);
+    const midLine = endsMidLine;
+    try {
+      if (midLine) await fs.appendFile(filename, '\n');
+      endsMidLine = false;
+      await append(docs);
+    } catch (err) {
+      endsMidLine = midLine;
+      await undo(size);
+      // Index definitions are written again at every start, and the index is built in memory.
+      if (docs.every((doc) => '$$indexCreated' in doc || '$$indexRemoved' in doc)) return;
+      throw isDiskFull(err) ? new DiskFullError(err) : err;
+    }
+  };
+
+  persistence.persistCachedDatabaseAsync = async () => {
+    if (!options.rewrite) return;
+    try {
+      await compact();
+      endsMidLine = false;
+    } catch (err) {
+      // The new file is written beside the old one (`<file>~`) and renamed over it only when whole.
+      await fs.rm(`${filename}~`, { force: true }).catch(() => undefined);
+      if (loading && isDiskFull(err)) {
+        log(`warning: the disk is full; ${filename} is used without compacting it`);
+        return;
+      }
+      throw isDiskFull(err) ? new DiskFullError(err) : err;
+    }
+  };
+
+  try {
+    await store.load();
+  } finally {
+    loading = false;
+  }
+}

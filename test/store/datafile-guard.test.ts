@@ -1,0 +1,96 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { compactStores, openStores } from '../../server/store/datastores.js';
+import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
+
+// Real NeDB files on a small tmpfs that the tests fill up.
+
+let disk: Tmpfs | undefined;
+let dir = '';
+let n = 0;
+
+beforeAll(async () => {
+  const mounted = await mountTmpfs('1m', 'sa-datafile-');
+  if (typeof mounted === 'string') console.warn(`skipping the full-disk datastore tests: ${mounted}`);
+  else disk = mounted;
+});
+
+afterEach(async () => {
+  await disk?.free();
+});
+
+afterAll(async () => {
+  await disk?.unmount();
+});
+
+/** A fresh data directory on the tmpfs for each test. */
+async function dataDir(): Promise<string> {
+  dir = path.join(disk!.dir, `data-${++n}`);
+  await fs.mkdir(dir);
+  return dir;
+}
+
+const ids = async (stores: Awaited<ReturnType<typeof openStores>>) =>
+  ((await stores.jobs.find({})) as Array<{ _id: string }>).map((d) => d._id).sort();
+
+describe('a datastore on a full disk', () => {
+  it('refuses a write with a 507 and keeps no part of it, in memory or on file', async (ctx) => {
+    if (!disk) ctx.skip();
+    const stores = await openStores(await dataDir(), () => undefined);
+    await stores.jobs.insert({ _id: 'a', n: 1 });
+    // jobs.db keeps whatever room its last page has, so the large write below is cut short.
+    await disk.fill();
+
+    await expect(stores.jobs.insert({ _id: 'big', pad: 'x'.repeat(20_000) })).rejects.toMatchObject({ status: 507, code: 'ENOSPC' });
+    expect(await stores.jobs.findOne({ _id: 'big' })).toBeNull();
+    await expect(stores.jobs.update({ _id: 'a' }, { $set: { n: 2, pad: 'y'.repeat(20_000) } })).rejects.toMatchObject({ status: 507 });
+    expect(await stores.jobs.findOne({ _id: 'a' })).toMatchObject({ n: 1 });
+    // Room for a short line may be left; fill it so the removal meets a full disk too.
+    await disk.fill([path.join(dir, 'jobs.db')]);
+    await expect(stores.jobs.remove({ _id: 'a' }, {})).rejects.toMatchObject({ status: 507 });
+    expect(await stores.jobs.findOne({ _id: 'a' })).toMatchObject({ n: 1 });
+
+    const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
+    expect(text).not.toMatch(/big|xxx|yyy/);
+
+    await disk.free();
+    await stores.jobs.insert({ _id: 'c' });
+    const logs: string[] = [];
+    const reopened = await openStores(dir, (line) => logs.push(line));
+    expect(await ids(reopened)).toEqual(await ids(stores));
+    expect(await ids(reopened)).toContain('c');
+    expect(logs).toEqual([]);
+  });
+
+  it('opens a file a crash cut short, leaves it as it is, and appends after it safely', async (ctx) => {
+    if (!disk) ctx.skip();
+    const first = await openStores(await dataDir(), () => undefined);
+    await first.jobs.insert([{ _id: 'a' }, { _id: 'b' }]);
+    await fs.appendFile(path.join(dir, 'jobs.db'), '{"_id":"cut","url":"http://exa');
+    await disk.fill();
+
+    const logs: string[] = [];
+    const stores = await openStores(dir, (line) => logs.push(line));
+    expect(await ids(stores)).toEqual(['a', 'b']);
+    expect(logs.some((l) => /jobs\.db had 1 unreadable line/.test(l) && /no copy could be kept/.test(l))).toBe(true);
+    expect((await fs.readdir(dir)).filter((f) => f.includes('.corrupt'))).toEqual([]);
+    expect(await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).toMatch(/"cut"/);
+
+    await disk.free();
+    await stores.jobs.insert({ _id: 'after' });
+    const reopened = await openStores(dir, () => undefined);
+    expect(await ids(reopened)).toEqual(['a', 'after', 'b']);
+    // With room again, the start keeps its copy of the damaged file.
+    expect((await fs.readdir(dir)).filter((f) => f.includes('.corrupt'))).toHaveLength(1);
+  });
+
+  it('leaves no half-written file behind when compacting fails', async (ctx) => {
+    if (!disk) ctx.skip();
+    const stores = await openStores(await dataDir(), () => undefined);
+    await stores.jobs.insert({ _id: 'a', pad: 'x'.repeat(5000) });
+    await disk.fill();
+    await expect(compactStores(stores)).rejects.toMatchObject({ status: 507 });
+    expect((await fs.readdir(dir)).filter((f) => f.endsWith('~'))).toEqual([]);
+  });
+});
