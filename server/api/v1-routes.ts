@@ -56,9 +56,9 @@ export function v1Routes(deps: V1Deps): Router {
     const params = parseScreenshotParams((ctx.request as unknown as { body: unknown }).body);
     const release = deps.jobs.holdCapacity(params.devices.length);
     try {
-      await deps.quota.reserve(account, params.devices.length);
       const base = baseUrlOf(ctx, deps.settings);
-      const jobs = await deps.jobs.create(account._id, key._id, params, base);
+      // Jobs that could not be stored (a full disk) are not counted.
+      const jobs = await deps.quota.chargeFor(account, params.devices.length, () => deps.jobs.create(account._id, key._id, params, base));
       ctx.status = 201;
       ctx.body = {
         job_id: jobs[0]._id,

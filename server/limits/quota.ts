@@ -13,13 +13,22 @@ export interface UsageCounts {
   month: number;
 }
 
+/** Calls given back that the store could not take yet (a full disk). */
+interface Refund {
+  accountId: string;
+  day: string;
+  calls: number;
+}
+
 /**
  * Daily and monthly call counters per account, persisted one document per account and UTC
  * day. Reservations for one account run one at a time, so concurrent requests at the limit
- * can never over-admit; a refused request is never counted.
+ * can never over-admit; a refused request is never counted, nor is one whose work failed.
  */
 export class QuotaService {
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Refunds not yet stored, by `account day`; counts subtract them until they are. */
+  private readonly refunds = new Map<string, Refund>();
 
   constructor(
     private readonly store: Store,
@@ -30,15 +39,36 @@ export class QuotaService {
     const now = this.clock.now();
     const docs = await this.store.find({ account_id: accountId, month: utcMonth(now) });
     const today = utcDay(now);
+    const counted = (d: Record<string, any>) => d.count - (this.refunds.get(`${accountId} ${d.day}`)?.calls ?? 0);
     return {
-      today: docs.find((d) => d.day === today)?.count ?? 0,
-      month: docs.reduce((sum, d) => sum + d.count, 0),
+      today: docs.filter((d) => d.day === today).reduce((sum, d) => sum + counted(d), 0),
+      month: docs.reduce((sum, d) => sum + counted(d), 0),
     };
   }
 
+  /**
+   * Counts `calls` for the account while `work` runs, and gives them back when `work` fails:
+   * a request whose jobs could not be stored (a full disk) is not counted.
+   */
+  async chargeFor<T>(account: QuotaAccount, calls: number, work: () => Promise<T>): Promise<T> {
+    const { day } = await this.countCalls(account, calls);
+    try {
+      return await work();
+    } catch (err) {
+      await this.refund({ accountId: account._id, day, calls });
+      throw err;
+    }
+  }
+
   /** Counts `calls` for the account, or throws the 429 when that would pass a limit. */
-  reserve(account: QuotaAccount, calls: number): Promise<UsageCounts> {
+  async reserve(account: QuotaAccount, calls: number): Promise<UsageCounts> {
+    const { today, month } = await this.countCalls(account, calls);
+    return { today, month };
+  }
+
+  private countCalls(account: QuotaAccount, calls: number): Promise<UsageCounts & { day: string }> {
     return this.serialise(account._id, async () => {
+      await this.storeRefunds(account._id);
       const now = this.clock.now();
       const used = await this.usage(account._id);
       if (used.today + calls > account.daily_limit) {
@@ -62,8 +92,32 @@ export class QuotaService {
         { $inc: { count: calls }, $set: { month: utcMonth(now) } },
         { upsert: true },
       );
-      return { today: used.today + calls, month: used.month + calls };
+      return { today: used.today + calls, month: used.month + calls, day: utcDay(now) };
     });
+  }
+
+  /** Takes calls back; when the store refuses, the refund is kept in memory and stored later. */
+  private async refund(refund: Refund): Promise<void> {
+    const key = `${refund.accountId} ${refund.day}`;
+    const owed = this.refunds.get(key);
+    this.refunds.set(key, { ...refund, calls: refund.calls + (owed?.calls ?? 0) });
+    await this.serialise(refund.accountId, () => this.storeRefunds(refund.accountId));
+  }
+
+  /** Runs only inside the account's serialised chain, so no refund is written twice. */
+  private async storeRefunds(accountId: string): Promise<void> {
+    for (const [key, refund] of this.refunds) {
+      if (refund.accountId !== accountId) continue;
+      try {
+        await this.store.update({ account_id: accountId, day: refund.day }, { $inc: { count: -refund.calls } });
+      } catch {
+        return;
+      }
+      // Another refund may have joined this one while it was written.
+      const left = (this.refunds.get(key)?.calls ?? refund.calls) - refund.calls;
+      if (left > 0) this.refunds.set(key, { ...refund, calls: left });
+      else this.refunds.delete(key);
+    }
   }
 
   /** Per-day counts for the last `days` days, oldest first, for one account or all. */
