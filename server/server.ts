@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { answerClientError } from './client-errors.js';
 import type { Config } from './config.js';
 import { createServices, type ServiceDeps, type Services } from './services.js';
+import { isDiskFull } from './store/disk-full.js';
 
 export interface RunningServer {
   /** Where this machine reaches the server, e.g. http://127.0.0.1:8080 */
@@ -46,7 +47,15 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
   // The egress guard must never let a captured page reach this server's own API.
   services.egress.denyLocalPort(port);
   const url = `http://${localHost(config.host)}:${port}`;
-  fs.writeFileSync(path.join(config.dataDir, 'server.json'), JSON.stringify({ url, pid: process.pid }), { mode: 0o600 });
+  const serverFile = path.join(config.dataDir, 'server.json');
+  try {
+    fs.writeFileSync(serverFile, JSON.stringify({ url, pid: process.pid }), { mode: 0o600 });
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    // A stale file would send the account and key commands to a previous run's address.
+    fs.rmSync(serverFile, { force: true });
+    services.log(`warning: the disk is full; ${serverFile} was not written, so the account and key commands will not find this server`);
+  }
 
   let closing: Promise<void> | undefined;
   return {

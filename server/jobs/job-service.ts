@@ -39,6 +39,8 @@ export interface QueueStats {
 
 /** Mean capture time assumed before any capture was measured. */
 const INITIAL_MEAN_MS = 3000;
+/** How often a job's end that could not be stored (a full disk) is written again. */
+const SAVE_RETRY_MS = 5000;
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 /** 144 random bits: the image address is the only thing protecting the image. */
@@ -60,6 +62,13 @@ export class JobService {
   private reserved = 0;
   private meanCaptureMs = INITIAL_MEAN_MS;
   private stopping = false;
+  /**
+   * Ends of jobs (completed or failed) that could not be stored yet, by job id. Clients see
+   * them at once; they are written, and the job's webhook sent, once the disk takes them.
+   */
+  private readonly unsaved = new Map<string, Partial<JobRecord>>();
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> | undefined;
 
   constructor(private readonly deps: JobServiceDeps) {
     this.queue = new PQueue({ concurrency: deps.settings.get().concurrency });
@@ -189,11 +198,11 @@ export class JobService {
 
   async find(jobId: string): Promise<JobRecord | null> {
     if (typeof jobId !== 'string' || jobId.length > 64) return null;
-    return (await this.deps.store.findOne({ _id: jobId })) as JobRecord | null;
+    return this.withUnsaved((await this.deps.store.findOne({ _id: jobId })) as JobRecord | null);
   }
 
   async findByImage(imageFile: string): Promise<JobRecord | null> {
-    return (await this.deps.store.findOne({ image_file: imageFile })) as JobRecord | null;
+    return this.withUnsaved((await this.deps.store.findOne({ image_file: imageFile })) as JobRecord | null);
   }
 
   /** Job history, newest first, for the admin. */
@@ -210,7 +219,8 @@ export class JobService {
         ];
       }
     }
-    return (await this.deps.store.find(query).sort({ created_at: -1, _id: -1 }).limit(filter.limit)) as JobRecord[];
+    const jobs = (await this.deps.store.find(query).sort({ created_at: -1, _id: -1 }).limit(filter.limit)) as JobRecord[];
+    return jobs.map((job) => this.withUnsaved(job)!);
   }
 
   /** Jobs ended per hour over the last `hours` hours, oldest first. */
@@ -232,7 +242,12 @@ export class JobService {
       .find({ status: { $in: ['pending', 'processing'] } })
       .sort({ created_at: 1 })) as JobRecord[];
     for (const job of unfinished) {
-      if (job.status === 'processing') await this.update(job._id, { status: 'pending', progress: 0 });
+      if (job.status === 'processing') {
+        // On a full disk the job stays `processing` on file; run() takes it all the same.
+        await this.update(job._id, { status: 'pending', progress: 0 }).catch((err) =>
+          this.deps.log(`job ${job._id}: could not set it back to pending: ${String(err)}`),
+        );
+      }
       this.enqueue(job._id);
     }
     if (unfinished.length) this.deps.log(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
@@ -252,6 +267,11 @@ export class JobService {
     await Promise.race([idle, timer]);
     for (const controller of this.running.values()) controller.abort(new ShutdownAbort('shutting down'));
     await Promise.race([this.queue.onPendingZero(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    clearTimeout(this.saveTimer);
+    await this.saveUnsaved();
+    if (this.unsaved.size) {
+      this.deps.log(`${this.unsaved.size} job end(s) could not be stored (disk full?); those jobs run again at the next start`);
+    }
   }
 
   private enqueue(jobId: string): void {
@@ -268,7 +288,8 @@ export class JobService {
 
   private async run(jobId: string): Promise<void> {
     const job = await this.find(jobId);
-    if (!job || job.status !== 'pending' || this.stopping) return;
+    // `processing` here is a job recover() could not set back to pending (a full disk).
+    if (!job || (job.status !== 'pending' && job.status !== 'processing') || this.running.has(jobId) || this.stopping) return;
     const settings = this.deps.settings.get();
     const controller = new AbortController();
     this.running.set(jobId, controller);
@@ -279,6 +300,8 @@ export class JobService {
     );
     const started = this.deps.clock.now();
     let attempts = job.attempts;
+    let imageFile: string | undefined;
+    let hasSource = false;
     try {
       await this.update(jobId, { status: 'processing', progress: 10, started_at: started });
       this.emit();
@@ -299,12 +322,12 @@ export class JobService {
           throw err;
         }
       }
-      const imageFile = `${newImageToken()}.${result.format === 'jpeg' ? 'jpg' : result.format}`;
-      await this.deps.files.writeImage(imageFile, result.image);
-      let hasSource = false;
+      const fileName = `${newImageToken()}.${result.format === 'jpeg' ? 'jpg' : result.format}`;
+      await this.deps.files.writeImage(fileName, result.image);
+      imageFile = fileName;
       if (result.html !== null && Buffer.byteLength(result.html) <= this.deps.pageSourceMaxBytes) {
-        await this.deps.files.writeSource(jobId, result.html);
         hasSource = true;
+        await this.deps.files.writeSource(jobId, result.html);
       }
       await this.update(jobId, { progress: 90 });
       const ended = this.deps.clock.now();
@@ -314,12 +337,16 @@ export class JobService {
         progress: 100,
         completed_at: ended,
         duration_ms: ended - started,
-        image_file: imageFile,
+        image_file: fileName,
         has_page_source: hasSource,
         truncated: result.truncated,
         blocked_requests: result.blockedRequests,
       });
     } catch (err) {
+      // A job that did not complete keeps no files (the image may be whole while its job could not be stored).
+      if (imageFile || hasSource) {
+        await this.deps.files.remove(imageFile, jobId).catch((e) => this.deps.log(`job ${jobId}: could not remove its files: ${String(e)}`));
+      }
       if (controller.signal.reason instanceof ShutdownAbort) {
         await this.update(jobId, { status: 'pending', progress: 0, attempts: job.attempts });
         return;
@@ -329,7 +356,7 @@ export class JobService {
         this.deps.log(`job ${jobId} failed: ${(err as Error)?.stack ?? String(err)}`);
       }
       const ended = this.deps.clock.now();
-      await this.update(jobId, {
+      await this.saveEnd(jobId, {
         status: 'failed',
         progress: 0,
         completed_at: ended,
@@ -341,8 +368,59 @@ export class JobService {
       this.running.delete(jobId);
       this.emit();
     }
+    if (!this.unsaved.has(jobId)) await this.announceEnd(jobId);
+  }
+
+  /** Stores a job's end; when the disk refuses it, keeps it for clients and writes it later. */
+  private async saveEnd(jobId: string, end: Partial<JobRecord>): Promise<void> {
+    try {
+      await this.update(jobId, end);
+    } catch (err) {
+      this.deps.log(`job ${jobId}: its end could not be stored (${String(err)}); trying again every ${SAVE_RETRY_MS / 1000} s`);
+      this.unsaved.set(jobId, end);
+      this.scheduleSave();
+    }
+  }
+
+  private scheduleSave(): void {
+    if (this.saveTimer || this.stopping) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      void this.saveUnsaved().then(() => {
+        if (this.unsaved.size) this.scheduleSave();
+      });
+    }, SAVE_RETRY_MS);
+    this.saveTimer.unref();
+  }
+
+  /** Writes the ends kept in memory; never rejects (what fails stays for the next try). */
+  private saveUnsaved(): Promise<void> {
+    this.saving ??= this.writeUnsaved().finally(() => {
+      this.saving = undefined;
+    });
+    return this.saving;
+  }
+
+  private async writeUnsaved(): Promise<void> {
+    for (const [jobId, end] of this.unsaved) {
+      try {
+        await this.update(jobId, end);
+      } catch {
+        return;
+      }
+      this.unsaved.delete(jobId);
+      await this.announceEnd(jobId).catch((err) => this.deps.log(`job ${jobId}: ${String(err)}`));
+    }
+  }
+
+  private async announceEnd(jobId: string): Promise<void> {
     const ended = await this.find(jobId);
     if (ended && (ended.status === 'completed' || ended.status === 'failed')) this.deps.onEnded?.(ended);
+  }
+
+  private withUnsaved(job: JobRecord | null): JobRecord | null {
+    const end = job && this.unsaved.get(job._id);
+    return end ? { ...job, ...end } : job;
   }
 
   private capture(job: JobRecord, signal: AbortSignal): Promise<CaptureResult> {
@@ -360,8 +438,9 @@ export class JobService {
       captureTimeoutMs: settings.capture_timeout_ms,
       maxSourceBytes: this.deps.pageSourceMaxBytes,
       signal,
+      // Progress is a hint: one that cannot be stored (a full disk) is simply dropped.
       onProgress: (progress) => {
-        void this.update(job._id, { progress });
+        this.update(job._id, { progress }).catch(() => undefined);
       },
     });
   }

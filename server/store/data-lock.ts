@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDiskFull } from './disk-full.js';
 
 export class DataDirLockedError extends Error {
   override readonly name = 'DataDirLockedError';
@@ -28,12 +29,21 @@ export function acquireDataLock(dataDir: string): DataLock {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx', 0o600);
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
+      let content = String(process.pid);
+      try {
+        fs.writeSync(fd, content);
+      } catch (err) {
+        // On a full disk the lock is the file alone; without the pid a later start takes it
+        // for a stale one, which beats not starting at all.
+        if (!isDiskFull(err)) throw err;
+        content = '';
+      } finally {
+        fs.closeSync(fd);
+      }
       return {
         release() {
           try {
-            if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.unlinkSync(file);
+            if (fs.readFileSync(file, 'utf8').trim() === content) fs.unlinkSync(file);
           } catch {
             // already gone
           }
