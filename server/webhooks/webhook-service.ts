@@ -53,6 +53,8 @@ export interface WebhookServiceDeps {
   stopTimeoutMs?: number;
   /** Jitter source, for tests. @default Math.random */
   random?: () => number;
+  /** Delay before trying again a delivery whose attempt could not be recorded (a full disk). @default 60000 */
+  storeRetryMs?: number;
   log?: (message: string) => void;
 }
 
@@ -73,6 +75,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const timeoutMs = deps.timeoutMs ?? 15_000;
   const stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
   const random = deps.random ?? Math.random;
+  const storeRetryMs = deps.storeRetryMs ?? 60_000;
   const log = deps.log ?? (() => {});
   // Fresh connections for every attempt: a pooled socket would skip the egress check.
   const agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
@@ -88,7 +91,12 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     const timer = setTimeout(() => {
       timers.delete(id);
       if (clock.now() < dueAt) return arm(id, dueAt);
-      void attempt(id, false).catch((err) => log(`webhook ${id}: attempt failed to run: ${(err as Error).message}`));
+      void attempt(id, false).catch((err) => {
+        log(`webhook ${id}: attempt failed to run: ${(err as Error).message}`);
+        // Most likely its record could not be stored (a full disk); the delivery is still
+        // pending, so it is tried again (receivers drop a repeat by its webhook-id).
+        arm(id, clock.now() + storeRetryMs);
+      });
     }, delay);
     timer.unref();
     timers.set(id, timer);
