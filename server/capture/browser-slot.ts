@@ -123,6 +123,14 @@ export class BrowserSlot {
     return this.memoryGuard?.claimKill() ? this.memoryGuard.limitBytes : undefined;
   }
 
+  /**
+   * Lets the pages' renderers use `bytes` more memory than the limit until the returned function
+   * is called (PageMemoryGuard.allow): for a capture rendering a bitmap that large.
+   */
+  allowPageMemory(bytes: number): () => void {
+    return this.memoryGuard?.allow(bytes) ?? (() => undefined);
+  }
+
   /** A fresh context for one job (a pre-warmed one when its options match). */
   openJob(options: JobContextOptions): Promise<JobPage> {
     return this.prewarmer.take(options);

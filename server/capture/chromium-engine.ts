@@ -187,17 +187,25 @@ export class ChromiumEngine implements CaptureEngine {
       tripwire.trip(limit === undefined ? new PageCrashedError(url) : pageOutOfMemory(url, limit));
     });
     const traffic = new PageTraffic(job.page);
+    // Memory the page's renderer may use beyond the limit for the screenshot's bitmap, held until
+    // the context (and with it the renderer, which keeps that memory) is closed.
+    let releaseMemory = () => {};
+    const allowMemory = (bytes: number) => {
+      releaseMemory();
+      releaseMemory = slot.allowPageMemory(bytes);
+    };
     const finish = () => {
       stopWatching();
       traffic.dispose();
       const closing = this.closeJob(slot, job);
+      void closing.finally(() => releaseMemory());
       onClosing(closing.then(() => undefined));
       slot.prepareNext(contextOptions);
       return closing;
     };
     let result: CaptureResult;
     try {
-      result = await this.run(job, traffic, request, userAgent, tripwire);
+      result = await this.run(job, traffic, request, userAgent, tripwire, allowMemory);
     } catch (err) {
       const explained = this.explain(err, slot, tripwire, signal);
       // A browser that cannot even close a context has hung (and was killed), which is not
@@ -218,6 +226,7 @@ export class ChromiumEngine implements CaptureEngine {
     request: CaptureRequest,
     userAgent: string,
     tripwire: Tripwire,
+    allowMemory: (bytes: number) => void,
   ): Promise<CaptureResult> {
     const { url, navigationTimeoutMs, captureTimeoutMs } = request;
     const { page } = job;
@@ -250,7 +259,7 @@ export class ChromiumEngine implements CaptureEngine {
     report(request, 40);
 
     const { image, truncated, html } = await withDeadline(
-      tripwire.race(this.shoot(job, traffic, request, traffic.requestsStarted())),
+      tripwire.race(this.shoot(job, traffic, request, traffic.requestsStarted(), allowMemory)),
       captureTimeoutMs,
       () => captureTimedOut(url, captureTimeoutMs),
     );
@@ -283,6 +292,7 @@ export class ChromiumEngine implements CaptureEngine {
     traffic: PageTraffic,
     request: CaptureRequest,
     requestsSeen: number,
+    allowMemory: (bytes: number) => void,
   ): Promise<{ image: EncodedImage; truncated: boolean; html: string | null }> {
     const { page } = job;
     if (request.fullPage) {
@@ -294,23 +304,28 @@ export class ChromiumEngine implements CaptureEngine {
       }
     }
     const { png, truncated, html } = await onFinalDocument(page, traffic, () =>
-      takeOnceQuiet(traffic, requestsSeen, () => this.screenshotOnce(job, traffic, request)),
+      takeOnceQuiet(traffic, requestsSeen, () => this.screenshotOnce(job, traffic, request, allowMemory)),
     );
     // JPEG and WebP encoding runs on libvips threads.
     const image = request.format === 'png' ? pngAsIs(png) : await encodeScreenshot(png, request.format, request.quality ?? DEFAULT_QUALITY);
     return { image, truncated, html };
   }
 
-  /** Measures the page, then takes the screenshot while Chromium serialises the document. */
+  /**
+   * Measures the page, then takes the screenshot while Chromium serialises the document. The
+   * page may use the bitmap's size in memory beyond its limit meanwhile (`allowMemory`).
+   */
   private async screenshotOnce(
     job: JobPage,
     traffic: PageTraffic,
     request: CaptureRequest,
+    allowMemory: (bytes: number) => void,
   ): Promise<{ png: Buffer; truncated: boolean; html: string | null }> {
     const { page } = job;
     const dpr = request.preset.deviceScaleFactor;
     const geometry = await page.evaluate(settleAndMeasure, { waitForFrame: false });
-    const { clip, truncated } = clipFor(geometry, request, dpr, dpr);
+    const { clip, truncated, bitmapBytes } = clipFor(geometry, request, dpr, dpr);
+    allowMemory(bitmapBytes);
     // Page.captureScreenshot issued as the page commits a new document never answers.
     const shot = screenshot(job, clip, request.fullPage, request.format !== 'png');
     shot.catch(() => undefined);

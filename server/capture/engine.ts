@@ -38,7 +38,7 @@ export interface CaptureResult {
   /** Image size in device pixels. */
   width: number;
   height: number;
-  /** True when a full page was taller than `maxHeight` and was cut. */
+  /** True when the capture was cut in height: at `maxHeight`, or at MAX_CAPTURE_PIXELS (capture-clip.ts). */
   truncated: boolean;
   /** The page's serialised HTML, or null when it was larger than `maxSourceBytes`. */
   html: string | null;

@@ -53,6 +53,8 @@ function renderers(browserPid: number): number[] {
 export class PageMemoryGuard {
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly log: (line: string) => void;
+  /** Extra memory granted to captures now rendering a large bitmap (allow()). */
+  private readonly allowances = new Set<{ bytes: number }>();
   /** Kills not yet claimed by a page's crash: the renderer and when (performance.now()). */
   private unclaimedKills: Array<{ pid: number; at: number }> = [];
 
@@ -84,18 +86,34 @@ export class PageMemoryGuard {
     return this.unclaimedKills.shift() !== undefined;
   }
 
+  /**
+   * Lets renderers use `bytes` more than the limit until the returned function is called. A
+   * capture asks for the size of the bitmap its screenshot needs (MAX_CAPTURE_PIXELS bounds it):
+   * rendering a tall page beyond the viewport takes the page's renderer some hundreds of MiB
+   * (measured: 0.15 GiB before, 0.65 GiB during a 150 M pixel capture), which is the capture's
+   * doing, not the page's, and must not get the page killed. The guard cannot tell which renderer
+   * is whose, so while any allowance is held every renderer gets the largest one (not their sum:
+   * each capture adds to its own renderer only).
+   */
+  allow(bytes: number): () => void {
+    const allowance = { bytes: Math.max(0, bytes) };
+    this.allowances.add(allowance);
+    return () => this.allowances.delete(allowance);
+  }
+
   stop(): void {
     if (this.timer) clearInterval(this.timer);
   }
 
   private check(): void {
+    const limit = this.limitBytes + Math.max(0, ...[...this.allowances].map((a) => a.bytes));
     for (const pid of renderers(this.browserPid)) {
       const bytes = residentBytes(pid);
-      if (bytes <= this.limitBytes) continue;
+      if (bytes <= limit) continue;
       // A renderer still dying when read again is one kill, not two.
       if (!this.unclaimedKills.some((kill) => kill.pid === pid)) this.unclaimedKills.push({ pid, at: performance.now() });
       const mib = (n: number) => Math.round(n / 2 ** 20);
-      this.log(`chromium: killing a page's renderer (pid ${pid}): ${mib(bytes)} MiB of memory, more than ${mib(this.limitBytes)} MiB`);
+      this.log(`chromium: killing a page's renderer (pid ${pid}): ${mib(bytes)} MiB of memory, more than ${mib(limit)} MiB`);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CAPTURE_PIXELS } from '../../server/capture/capture-clip.js';
 import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureEngine, CaptureRequest } from '../../server/capture/engine.js';
@@ -122,6 +123,35 @@ describe('ChromiumEngine', () => {
       await engine.close();
     }
   });
+
+  it(
+    'cuts the widest mobile full page to MAX_CAPTURE_PIXELS and says so, without its renderer killed for the bitmap',
+    async () => {
+      // The request that crashed browsers: full_page, width 3840, mobile (3x) on a page taller
+      // than the 16384 px cap asked for 11520 x 49152 device pixels. With a 512 MiB page limit the
+      // renderer's ~650 MiB while it renders the bitmap must be allowed for, as the bitmap is ours.
+      const logs: string[] = [];
+      const engine = new ChromiumEngine({ executablePath, pageMemoryMb: 512, log: (line) => logs.push(line) });
+      try {
+        const result = await engine.capture(
+          request(fixture, '/tall.html?h=20000', {
+            preset: PRESETS.mobile,
+            viewport: { width: 3840, height: 844 },
+            fullPage: true,
+            captureTimeoutMs: 90_000,
+          }),
+        );
+        expect(result.truncated).toBe(true);
+        expect(result.width).toBe(11_520);
+        expect(result.width * result.height).toBeLessThanOrEqual(MAX_CAPTURE_PIXELS);
+        expect(result.width * (result.height + 3)).toBeGreaterThan(MAX_CAPTURE_PIXELS);
+        expect(logs.filter((line) => line.includes('killing'))).toEqual([]);
+      } finally {
+        await engine.close();
+      }
+    },
+    120_000,
+  );
 
   it('captures the page a script moves to right after load', async () => {
     const engine = new ChromiumEngine({ executablePath });

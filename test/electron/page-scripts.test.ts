@@ -100,6 +100,7 @@ describe('capture clip', () => {
     expect(clipFor(geometry, { fullPage: false, maxHeight: 16_384, format: 'png' }, 3)).toEqual({
       clip: { x: 0, y: 300, width: 390, height: 844, scale: 1 },
       truncated: false,
+      bitmapBytes: 1170 * 2532 * 4,
     });
   });
 
@@ -107,10 +108,12 @@ describe('capture clip', () => {
     expect(clipFor(geometry, { fullPage: true, maxHeight: 16_384, format: 'png' }, 3)).toEqual({
       clip: { x: 0, y: 0, width: 390, height: 5000, scale: 1 },
       truncated: false,
+      bitmapBytes: 1170 * 15000 * 4,
     });
     expect(clipFor(geometry, { fullPage: true, maxHeight: 2000, format: 'png' }, 3)).toEqual({
       clip: { x: 0, y: 0, width: 390, height: 2000, scale: 1 },
       truncated: true,
+      bitmapBytes: 1170 * 6000 * 4,
     });
   });
 
