@@ -96,7 +96,7 @@ export class ElectronEngine implements CaptureEngine {
       const { shot, html } = await withDeadline(step(this.shoot(job, request, viewport)), captureTimeoutMs, () =>
         captureTimedOut(url, captureTimeoutMs),
       );
-      const failure = job.pageFailure(url);
+      const failure = await job.pageFailure(url);
       if (failure) throw failure;
       report(request, 70);
       finished = true;
@@ -134,12 +134,12 @@ export class ElectronEngine implements CaptureEngine {
     try {
       await withDeadline(navigate(job, url, userAgent), navigationTimeoutMs, () => timedOut);
     } catch (err) {
-      const failure = job.pageFailure(url);
+      const failure = await job.pageFailure(url);
       if (failure) throw failure;
       if (err !== timedOut || !job.documentReady()) throw err;
     }
     await job.networkIdle(NETWORK_IDLE_MAX_MS);
-    const failure = job.pageFailure(url);
+    const failure = await job.pageFailure(url);
     if (failure) throw failure;
   }
 

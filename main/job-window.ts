@@ -3,7 +3,8 @@ import { BrowserWindow, session, type Session, type WebContents } from 'electron
 import { egressBlocked, pageCrashed, unreachableFailure } from '../server/capture/capture-failures.js';
 import { withDeadline } from '../server/capture/deadline.js';
 import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
-import { TUNNEL_REFUSED_ERROR, TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
+import { TUNNEL_REFUSED_ERROR } from '../server/capture/egress-markers.js';
+import { tunnelFailure } from '../server/capture/tunnel-failure.js';
 import { egressDenial, egressUnreachable } from '../server/egress/proxy-markers.js';
 import type { PageNetwork } from '../server/capture/quiet-network.js';
 
@@ -30,9 +31,10 @@ export interface JobWindow extends PageNetwork {
   blockedRequests(): number;
   /**
    * Why the document shown in the main frame is not the page at `url`: the egress proxy refused
-   * it or could not reach it. Null when it is the page.
+   * it or could not reach it (for a refused tunnel, the proxy is asked which). Null when it is
+   * the page.
    */
-  pageFailure(url: string): Error | null;
+  pageFailure(url: string): Promise<Error | null>;
   /** Whether the main frame's current document has fired DOMContentLoaded. */
   documentReady(): boolean;
   /** Whether the page tried to start a download (which is cancelled). */
@@ -90,6 +92,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   let blocked = 0;
   let pageDenial: string | null = null;
   let pageUnreachable: { code: string; url: string } | null = null;
+  let pageTunnelRefused: string | null = null;
   const pending = new Set<number>();
   let started = 0;
   let lastActivity = Date.now();
@@ -113,6 +116,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
       else if (details.statusCode < 300 || details.statusCode >= 400) {
         pageDenial = null;
         pageUnreachable = null;
+        pageTunnelRefused = null;
       }
     } else if (reason !== null) {
       blocked++;
@@ -123,7 +127,7 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   ses.webRequest.onErrorOccurred((details) => {
     settled(details.id);
     if (details.error !== TUNNEL_REFUSED_ERROR) return;
-    if (details.resourceType === 'mainFrame') pageDenial = TUNNEL_REFUSED_REASON;
+    if (details.resourceType === 'mainFrame') pageTunnelRefused = details.url;
     else blocked++;
   });
 
@@ -198,9 +202,10 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
     contents,
     session: ses,
     blockedRequests: () => blocked,
-    pageFailure(url) {
+    async pageFailure(url) {
       if (pageDenial !== null) return egressBlocked(pageDenial);
-      return pageUnreachable && unreachableFailure(url, pageUnreachable.url, pageUnreachable.code);
+      if (pageUnreachable) return unreachableFailure(url, pageUnreachable.url, pageUnreachable.code);
+      return pageTunnelRefused === null ? null : tunnelFailure(options.proxyServer, url, pageTunnelRefused);
     },
     documentReady: () => domReady,
     downloadStarted: () => downloadStarted,

@@ -5,6 +5,7 @@ import { captureTimedOut, navigationFailure, pageOutOfMemory } from './capture-f
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import { withDeadline } from './deadline.js';
+import { isTunnelRefusal } from './egress-markers.js';
 import {
   BrowserCrashedError,
   PageCrashedError,
@@ -18,6 +19,7 @@ import { PageTraffic } from './page-traffic.js';
 import { userAgentFor } from './presets.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { Tripwire } from './tripwire.js';
+import { tunnelFailure } from './tunnel-failure.js';
 
 export interface ChromiumEngineOptions {
   /** The Chromium executable, usually from findChromium(). */
@@ -186,7 +188,7 @@ export class ChromiumEngine implements CaptureEngine {
       const limit = slot.pageKilledForMemory();
       tripwire.trip(limit === undefined ? new PageCrashedError(url) : pageOutOfMemory(url, limit));
     });
-    const traffic = new PageTraffic(job.page);
+    const traffic = new PageTraffic(job.page, this.options.proxyServer);
     // Memory the page's renderer may use beyond the limit for the screenshot's bitmap, held until
     // the context (and with it the renderer, which keeps that memory) is closed.
     let releaseMemory = () => {};
@@ -238,14 +240,19 @@ export class ChromiumEngine implements CaptureEngine {
       response = await tripwire.race(page.goto(url, { waitUntil: 'domcontentloaded', timeout: navigationTimeoutMs }));
     } catch (err) {
       if (tripwire.error) throw err;
+      // A refused tunnel: the proxy says why. The requestfailed event names the document's
+      // address (one the page redirected to, maybe); without it, the address asked for.
+      if (isTunnelRefusal(String(err))) {
+        throw (await traffic.mainDocumentFailure(url)) ?? (await tunnelFailure(this.options.proxyServer, url, url));
+      }
       throw navigationFailure(err, url, navigationTimeoutMs);
     }
     if (response) traffic.noteResponse(response);
-    const throwIfNotThePage = () => {
-      const failure = traffic.mainDocumentFailure(url);
+    const throwIfNotThePage = async () => {
+      const failure = await traffic.mainDocumentFailure(url);
       if (failure) throw failure;
     };
-    throwIfNotThePage();
+    await throwIfNotThePage();
 
     const loadLeft = navigationTimeoutMs - (Date.now() - navigationStarted);
     await tripwire.race(page.waitForLoadState('load', { timeout: Math.max(1, loadLeft) })).catch((err: unknown) => {
@@ -255,7 +262,7 @@ export class ChromiumEngine implements CaptureEngine {
     // Requests started before or in the load handlers are already in flight: wait for those.
     // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
     await tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
-    throwIfNotThePage();
+    await throwIfNotThePage();
     report(request, 40);
 
     const { image, truncated, html } = await withDeadline(
@@ -263,7 +270,7 @@ export class ChromiumEngine implements CaptureEngine {
       captureTimeoutMs,
       () => captureTimedOut(url, captureTimeoutMs),
     );
-    throwIfNotThePage();
+    await throwIfNotThePage();
     report(request, 70);
     return {
       image: image.data,

@@ -1,8 +1,9 @@
 import type { Frame, Page, Request, Response } from 'playwright-core';
 import { egressDenial, egressUnreachable } from '../egress/proxy-markers.js';
 import { egressBlocked, unreachableFailure } from './capture-failures.js';
-import { TUNNEL_REFUSED_REASON, isTunnelRefusal } from './egress-markers.js';
+import { isTunnelRefusal } from './egress-markers.js';
 import type { PageNetwork } from './quiet-network.js';
+import { tunnelFailure } from './tunnel-failure.js';
 
 /**
  * Once a page has started requests after `load`, the network counts as idle when none has been
@@ -24,6 +25,8 @@ export class PageTraffic implements PageNetwork {
   mainDocumentDenied: string | null = null;
   /** The proxy's errno code and the address when it could not reach that document, else null. */
   mainDocumentUnreachable: { code: string; url: string } | null = null;
+  /** The address of that document when the proxy refused its tunnel (denied or unreachable), else null. */
+  mainDocumentTunnelRefused: string | null = null;
   /** Documents committed in the main frame so far; a change means the page navigated. */
   mainFrameNavigations = 0;
   private readonly inFlight = new Set<Request>();
@@ -33,7 +36,11 @@ export class PageTraffic implements PageNetwork {
   private lastActivity = Date.now();
   private readonly detach: () => void;
 
-  constructor(private readonly page: Page) {
+  /** `proxyServer`: the egress proxy, asked why it refused a tunnel (tunnelFailure). */
+  constructor(
+    private readonly page: Page,
+    private readonly proxyServer?: string,
+  ) {
     const started = (request: Request) => {
       this.inFlight.add(request);
       this.started++;
@@ -45,7 +52,9 @@ export class PageTraffic implements PageNetwork {
     };
     const failed = (request: Request) => {
       finished(request);
-      if (isTunnelRefusal(request.failure()?.errorText)) this.refused(request, TUNNEL_REFUSED_REASON);
+      if (!isTunnelRefusal(request.failure()?.errorText)) return;
+      if (this.isMainDocument(request)) this.mainDocumentTunnelRefused = request.url();
+      else this.blockedRequests++;
     };
     const responded = (response: Response) => this.noteResponse(response);
     page.on('request', started);
@@ -100,17 +109,21 @@ export class PageTraffic implements PageNetwork {
     else if (!isRedirect(response.status())) {
       this.mainDocumentDenied = null;
       this.mainDocumentUnreachable = null;
+      this.mainDocumentTunnelRefused = null;
     }
   }
 
   /**
    * Why the document shown in the main frame is not the page at `url` (whose capture this is):
-   * the egress proxy refused it or could not reach it. Null when it is the page.
+   * the egress proxy refused it or could not reach it (for a refused tunnel, the proxy is asked
+   * which). Null when it is the page.
    */
-  mainDocumentFailure(url: string): Error | null {
+  async mainDocumentFailure(url: string): Promise<Error | null> {
     if (this.mainDocumentDenied !== null) return egressBlocked(this.mainDocumentDenied);
     const unreachable = this.mainDocumentUnreachable;
-    return unreachable && unreachableFailure(url, unreachable.url, unreachable.code);
+    if (unreachable) return unreachableFailure(url, unreachable.url, unreachable.code);
+    const tunnel = this.mainDocumentTunnelRefused;
+    return tunnel === null ? null : tunnelFailure(this.proxyServer, url, tunnel);
   }
 
   /** Requests the page has started so far; a change means the network was busy again. */

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
 import { EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER, isProxyMarker } from './proxy-markers.js';
+import { TUNNEL_REFUSAL_PATH, TunnelRefusals } from './tunnel-refusals.js';
 
 export interface EgressProxy {
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
@@ -43,8 +44,9 @@ const HOP_BY_HOP = new Set([
  * policy and the connection is opened to that checked address, so a DNS answer that changes
  * between the check and the connect (rebinding) cannot switch the target. Refusals answer 403
  * with `x-egress-denied: <reason>`, a target it cannot reach 502 with `x-egress-unreachable:
- * <errno code>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED for both); those
- * headers are removed from every answer relayed from a target (see proxy-markers.ts).
+ * <errno code>` (for CONNECT, Chromium reports ERR_TUNNEL_CONNECTION_FAILED for both, so the
+ * proxy remembers which it was for the engines to ask: tunnel-refusals.ts); those headers are
+ * removed from every answer relayed from a target (see proxy-markers.ts).
  *
  * Listens on 127.0.0.1 only, and registers its own port with the policy so a page cannot use
  * the proxy to reach the proxy. Chromium must be started with `--proxy-server=<url>` and
@@ -57,6 +59,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
   const idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
   const sockets = new Set<net.Socket>();
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: idleTimeoutMs });
+  const tunnelRefusals = new TunnelRefusals();
 
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -95,6 +98,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       res.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
       res.end(text);
     };
+    if (req.url?.split('?')[0] === TUNNEL_REFUSAL_PATH) return tunnelRefusals.answer(req, res);
     if (!req.url?.startsWith('http://')) {
       return refuse(400, {}, 'this is a forward proxy: send absolute http:// URLs, or CONNECT for https');
     }
@@ -141,7 +145,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
   server.on('connection', track);
 
   /** Opens a connection to the vetted address and splices it to the client once it is open. */
-  const splice = (client: net.Socket, target: EgressTarget, port: number, greet: (upstream: net.Socket) => void) => {
+  const splice = (client: net.Socket, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void) => {
     const upstream = net.connect({ host: target.address, port, family: target.family });
     track(upstream);
     let open = false;
@@ -156,7 +160,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     });
     upstream.on('error', (err) => {
       if (open) client.destroy();
-      else refuseRaw(client, 502, unreachable(err), `cannot reach the target: ${err.message}`);
+      else refuse(502, unreachable(err), `cannot reach the target: ${err.message}`);
     });
     upstream.on('close', () => {
       if (open) client.destroy();
@@ -168,13 +172,17 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
   server.on('connect', guarded(async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
-    const refuse: Refuse = (status, headers, text) => refuseRaw(socket, status, headers, text);
     const authority = parseAuthority(req.url ?? '');
-    if (!authority) return refuse(400, {}, 'CONNECT needs host:port');
+    if (!authority) return refuseRaw(socket, 400, {}, 'CONNECT needs host:port');
     const { host, port } = authority;
+    // Chromium shows nobody this answer: the engine asks afterwards what it was (TunnelRefusals).
+    const refuse: Refuse = (status, headers, text) => {
+      tunnelRefusals.note(`${host}:${port}`, headers);
+      refuseRaw(socket, status, headers, text);
+    };
     const target = await vet(`${host}:${port}`, () => policy.checkHost(host, port), refuse);
     if (!target) return;
-    splice(socket, target, port, (upstream) => {
+    splice(socket, target, port, refuse, (upstream) => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
     });
@@ -188,7 +196,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
     const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
     if (!target) return;
-    splice(socket, target, Number(target.url.port) || 80, (upstream) => {
+    splice(socket, target, Number(target.url.port) || 80, refuse, (upstream) => {
       const lines: string[] = [];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i].toLowerCase();

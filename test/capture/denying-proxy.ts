@@ -18,7 +18,9 @@ export interface DenyingProxy {
 export async function startDenyingProxy(deniedPrefixes: string[], reason = 'test policy'): Promise<DenyingProxy> {
   const seen: string[] = [];
   const server = http.createServer((req, res) => {
-    const target = new URL(req.url ?? '/');
+    // A question in origin form (an engine asking why a tunnel was refused): it cannot tell.
+    if (!req.url?.startsWith('http://')) return void res.writeHead(404).end();
+    const target = new URL(req.url);
     seen.push(target.href);
     const deny = (why: string) => {
       res.writeHead(403, { 'content-type': 'text/plain', 'x-egress-denied': why });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { startEgressProxy, type EgressProxy } from '../../server/egress/proxy.js';
+import { askTunnelRefusal } from '../../server/egress/tunnel-refusals.js';
 import { startCanary, type Canary } from './canary.js';
 
 interface Answer {
@@ -225,6 +226,24 @@ describe('egress proxy', () => {
     } finally {
       await control.close();
     }
+  });
+
+  it('tells a local process which refusal a refused tunnel was, as Chromium shows nobody its answer', async () => {
+    const ask = (url: string) => askTunnelRefusal(proxy.url, url);
+    const denied = await connect(proxy, `127.0.0.2:${canary.port}`);
+    denied.socket.destroy();
+    expect(await ask(`https://127.0.0.2:${canary.port}/`)).toEqual({ denied: '127.0.0.2 is a loopback address' });
+
+    const free = net.createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const port = (free.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const refused = await connect(proxy, `127.0.0.1:${port}`);
+    refused.socket.destroy();
+    expect(await ask(`https://127.0.0.1:${port}/`)).toEqual({ unreachable: 'ECONNREFUSED' });
+
+    expect(await ask('https://never-asked.test/')).toBeNull();
+    expect(canary.hits()).toBe(0);
   });
 
   it('answers 400 to a request that is not in absolute form', async () => {

@@ -12,7 +12,7 @@ const PAGE_MEMORY_MB = 512;
 
 let server: TestServer;
 let fixtures: FixtureServer;
-/** Pages only this file needs: redirect loops, a download, a connection closed unanswered. */
+/** Pages only this file needs: redirects, a download, a connection closed unanswered. */
 let odd: http.Server;
 let oddUrl: string;
 /** A loopback port nothing listens on. */
@@ -47,6 +47,8 @@ beforeAll(async () => {
     }
     if (req.url === '/hang-up') return void req.socket.destroy();
     if (req.url === '/redirect-denied') return void res.writeHead(302, { location: 'http://127.0.0.2:8080/' }).end();
+    if (req.url === '/redirect-denied-tls') return void res.writeHead(302, { location: 'https://127.0.0.2:8443/' }).end();
+    if (req.url === '/redirect-nowhere-tls') return void res.writeHead(302, { location: 'https://nowhere.invalid/' }).end();
     res.writeHead(404).end();
   });
   await new Promise<void>((done) => odd.listen(0, '127.0.0.1', done));
@@ -82,6 +84,9 @@ const failures: Array<[string, () => string, (url: string) => string]> = [
   ['a host name with no addresses', () => 'http://no-addresses.test/', () => 'Could not resolve host no-addresses.test'],
   ['a name server that does not answer in time', () => 'http://slow-dns.test/', () => 'Timed out resolving host slow-dns.test'],
   ['a port nobody listens on', () => `http://127.0.0.1:${closedPort}/`, (url) => `Could not load ${url}: the connection was refused`],
+  // An https page comes through a tunnel, whose refusal Chromium reports without the proxy's answer.
+  ['https to a port nobody listens on', () => `https://127.0.0.1:${closedPort}/`, (url) => `Could not load ${url}: the connection was refused`],
+  ['a redirect to an https host that does not exist', () => `${oddUrl}/redirect-nowhere-tls`, () => 'Could not resolve host nowhere.invalid'],
   ['a server that hangs up without answering', () => `${oddUrl}/hang-up`, (url) => `Could not load ${url}: the server closed the connection without answering`],
   [
     'https to a server that does not speak TLS',
@@ -106,6 +111,11 @@ const failures: Array<[string, () => string, (url: string) => string]> = [
   [
     'a redirect to a denied address',
     () => `${oddUrl}/redirect-denied`,
+    () => 'blocked by egress policy: 127.0.0.2 is a loopback address',
+  ],
+  [
+    'a redirect to a denied https address',
+    () => `${oddUrl}/redirect-denied-tls`,
     () => 'blocked by egress policy: 127.0.0.2 is a loopback address',
   ],
 ];
