@@ -67,7 +67,8 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void) {
       }
     } catch (err) {
       const apiError = toApiError(err);
-      if (apiError.status >= 500 && apiError.status !== 503) log(`${ctx.method} ${ctx.path} failed`, err);
+      // 503 (queue full) and 507 (disk full) are conditions, said once where they arise; a 500 is a fault.
+      if (apiError.status >= 500 && apiError.status !== 503 && apiError.status !== 507) log(`${ctx.method} ${ctx.path} failed`, err);
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
       // An error describes one moment; no cache should keep it.

@@ -85,6 +85,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
               headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
               content: json(ref('schemas', 'Error')),
             },
+            '507': keyedError('The disk of the service is full; nothing was stored and the call was not counted'),
           },
         },
       },
