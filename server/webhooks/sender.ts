@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import got from 'got';
+import got, { TimeoutError } from 'got';
 import { EgressDeniedError, type EgressPolicy } from '../egress/policy.js';
 
 /** How one delivery attempt ended and what it means for the next one. */
@@ -91,7 +91,7 @@ export async function sendWebhook(request: SendRequest, deps: SendDeps): Promise
     // `on`, not `once`: a destroyed stream may still report an error after the outcome is known.
     stream.on('error', (err: Error & { code?: string }) => {
       const error =
-        err.name === 'TimeoutError' || err.code === 'ETIMEDOUT'
+        err instanceof TimeoutError || err.code === 'ETIMEDOUT'
           ? `timed out after ${deps.timeoutMs} ms`
           : `${err.code ?? err.name}: ${err.message}`;
       resolve(done('retry', null, error));
