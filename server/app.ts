@@ -21,7 +21,7 @@ function mount(app: Koa, router: Router) {
 export function createApp(services: Services): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
-  app.use(errorMiddleware((msg, err) => services.log(`${msg}: ${(err as Error)?.stack ?? String(err)}`)));
+  app.use(errorMiddleware((msg, err) => services.log.error({ component: 'http', err }, msg)));
 
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {

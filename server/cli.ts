@@ -2,13 +2,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ChromiumNotFoundError } from './capture/chromium-path.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, type LogLevel } from './logger.js';
 import { startServer } from './server.js';
+import { DataDirLockedError } from './store/data-lock.js';
 
 const USAGE = `Usage:
   screenshot-appliance serve [--host H] [--port N] [--data DIR] [--concurrency N]
                              [--browsers N] [--chromium PATH] [--egress-allow CIDR]...
-                             [--public-url URL]
+                             [--public-url URL] [--log-level debug|info|warn|error]
   screenshot-appliance account create --email E [--unverified] [--plan super_user|basic]
                                       [--daily-limit N] [--monthly-limit N]
   screenshot-appliance account list
@@ -16,7 +19,8 @@ const USAGE = `Usage:
   screenshot-appliance key list --account ID|EMAIL
   screenshot-appliance key revoke KEY_ID
 
-The account and key commands talk to the running server of --data DIR (default ./data).`;
+The account and key commands talk to the running server of --data DIR (default ./data).
+serve logs to stderr: JSON lines, or readable lines when stderr is a terminal.`;
 
 const OPTIONS = {
   host: { type: 'string' },
@@ -27,6 +31,7 @@ const OPTIONS = {
   chromium: { type: 'string' },
   'egress-allow': { type: 'string', multiple: true },
   'public-url': { type: 'string' },
+  'log-level': { type: 'string' },
   email: { type: 'string' },
   unverified: { type: 'boolean' },
   plan: { type: 'string' },
@@ -39,6 +44,14 @@ const OPTIONS = {
 } as const;
 
 class UsageError extends Error {}
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+function logLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  return raw as LogLevel;
+}
 
 function number(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -61,18 +74,21 @@ async function serve(values: Record<string, any>): Promise<void> {
   const base = loadConfig(env);
   if (values['egress-allow']) overrides.egressAllow = [...base.egressAllow, ...values['egress-allow']];
   const config = loadConfig(env, overrides);
-  const server = await startServer(config, { log: (line) => console.error(line) });
+  // Logs go to stderr: stdout carries only the lines below, which scripts read.
+  const log = createLogger({ level: logLevel(values['log-level']), destination: process.stderr });
+  const server = await startServer(config, { log });
   console.log(`Screenshot Appliance listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${new URL(server.url).port}`);
   console.log(`Control panel: ${server.adminUrl}`);
   console.log(`API base URL: ${server.url}/v1   data: ${config.dataDir}   admin token: ${path.join(config.dataDir, 'admin-token')}`);
+  const own = log.child({ component: 'server' });
   let signals = 0;
   const shutdown = (signal: string) => {
     if (++signals > 1) process.exit(130);
-    console.error(`${signal} received: finishing running captures and shutting down`);
+    own.info(`${signal} received: finishing running captures and shutting down`);
     server.close().then(
       () => process.exit(0),
-      (err) => {
-        console.error(`shutdown failed: ${String(err)}`);
+      (err: unknown) => {
+        own.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
@@ -153,7 +169,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  const known = err instanceof UsageError || err instanceof ConfigError || ['DataDirLockedError', 'ChromiumNotFoundError', 'TypeError'].includes(err?.name) || err?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+  const known =
+    [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, TypeError].some((kind) => err instanceof kind) ||
+    err?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
   console.error(known ? `error: ${err.message}` : err);
   process.exit(err instanceof UsageError || err?.code?.startsWith?.('ERR_PARSE_ARGS') ? 2 : 1);
 });

@@ -54,7 +54,7 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
     if (!isDiskFull(err)) throw err;
     // A stale file would send the account and key commands to a previous run's address.
     fs.rmSync(serverFile, { force: true });
-    services.log(`warning: the disk is full; ${serverFile} was not written, so the account and key commands will not find this server`);
+    services.log.warn({ component: 'server' }, `the disk is full; ${serverFile} was not written, so the account and key commands will not find this server`);
   }
 
   let closing: Promise<void> | undefined;

@@ -9,11 +9,13 @@ import { findChromium } from './capture/chromium-path.js';
 import { EnginePool } from './capture/engine-pool.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { startEgressProxy, type EgressProxy } from './egress/proxy.js';
-import { toStatusResource } from './jobs/job-resource.js';
+import { JobEnds } from './jobs/job-ends.js';
+import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
+import { createLogger, lineLogger, toLineLog, type LineLog, type Logger } from './logger.js';
 import { allowedRanges, SettingsService, settingsFromConfig } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
@@ -21,13 +23,18 @@ import { compactStores, openStores, type Stores } from './store/datastores.js';
 import { FileStore } from './store/file-store.js';
 import { systemClock, type Clock } from './time.js';
 import { adminWebhookRoutes } from './api/admin-webhooks.js';
+import { notifyJobEnded } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
 /** What an entry point may supply instead of the defaults. */
 export interface ServiceDeps {
   /** The capture engine; ChromiumEngine on the system Chromium by default (Electron passes its own). */
   engine?: CaptureEngine | ((options: { proxyServer?: string }) => CaptureEngine);
-  log?: (line: string) => void;
+  /**
+   * Where the services log. A line callback (the desktop shell's log) is wrapped in a
+   * Logger. @default createLogger(): JSON lines on stdout, readable lines on a terminal
+   */
+  log?: Logger | LineLog;
   clock?: Clock;
   /** Name resolution for the egress guard (tests point names at loopback addresses). */
   resolve?: Resolver;
@@ -45,7 +52,7 @@ export interface QueueControl {
 
 export interface Services {
   config: Readonly<Config>;
-  log: (line: string) => void;
+  log: Logger;
   clock: Clock;
   stores: Stores;
   files: FileStore;
@@ -57,6 +64,7 @@ export interface Services {
   fileRateLimiter: RateLimiter;
   settings: SettingsService;
   jobs: JobService;
+  /** The JobRunner's queue, for the tray. */
   queue: QueueControl;
   retention: Retention;
   engine: CaptureEngine;
@@ -75,7 +83,7 @@ export interface Services {
 
 /** The composition root shared by the headless server and the desktop app. */
 export async function createServices(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<Services> {
-  const log = deps.log ?? ((line: string) => console.log(line));
+  const log = typeof deps.log === 'function' ? lineLogger(deps.log) : deps.log ?? createLogger();
   const clock = deps.clock ?? systemClock;
   prepareDataDir(config.dataDir);
   const lock: DataLock = acquireDataLock(config.dataDir);
@@ -93,7 +101,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { resolve: deps.resolve },
     );
     settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log });
+    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: toLineLog(log, 'egress') });
     cleanups.push(() => proxy.close());
     const egressProxyUrl = proxy.url;
 
@@ -118,23 +126,20 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       schedule: deps.webhookSchedule,
       log,
     });
-    const jobs = new JobService({
+    const ends = new JobEnds({ store: stores.jobs, log: log.child({ component: 'jobs' }), onEnded: notifyJobEnded(webhooks, log) });
+    const runner = new JobRunner({
       store: stores.jobs,
       files,
       engine,
       settings,
       clock,
       log,
+      ends,
       guard: egress,
-      onEnded: (job) => {
-        if (!job.callback_url) return;
-        const type = job.status === 'completed' ? 'screenshot.completed' : 'screenshot.failed';
-        const target = { job_id: job._id, account_id: job.account_id, callback_url: job.callback_url };
-        webhooks.notify(target, type, toStatusResource(job, job.base_url)).catch((err) => log(`webhook for ${job._id}: ${String(err)}`));
-      },
       pageSourceMaxBytes: config.pageSourceMaxBytes,
     });
-    const retention = new Retention({ store: stores.jobs, files, settings, clock, log });
+    const jobs = new JobService({ store: stores.jobs, clock, settings, runner, ends });
+    const retention = new Retention({ store: stores.jobs, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
 
     return {
@@ -150,7 +155,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       fileRateLimiter,
       settings,
       jobs,
-      queue: jobs,
+      queue: runner,
       retention,
       engine,
       egress,
@@ -161,7 +166,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       isReady: () => started && engine.isReady(),
       async start() {
         await engine.start();
-        await jobs.recover();
+        await runner.recover();
         await webhooks.start();
         retention.start();
         started = true;
@@ -169,11 +174,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       async stop(graceMs = 10_000) {
         started = false;
         retention.stop();
-        await jobs.stop(graceMs);
+        await runner.stop(graceMs);
         await webhooks.stop();
-        await engine.close().catch((err: unknown) => log(`closing the browser failed: ${String(err)}`));
+        await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));
         for (const cleanup of cleanups) await cleanup().catch(() => undefined);
-        await compactStores(stores).catch((err) => log(`compacting the stores failed: ${String(err)}`));
+        await compactStores(stores).catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
         lock.release();
       },
     };
@@ -189,7 +194,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
  * or one ChromiumEngine when it is 1. One browser keeps two contexts ready; in a pool each keeps
  * one, so the pool holds as many spares as it has browsers.
  */
-function chromiumEngines(config: Readonly<Config>, proxyServer: string, log: (line: string) => void): CaptureEngine {
+function chromiumEngines(config: Readonly<Config>, proxyServer: string, logger: Logger): CaptureEngine {
+  const log = toLineLog(logger, 'capture');
   const executablePath = findChromium(config.chromiumPath);
   const engine = (prewarm?: number) =>
     new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, prewarm, pageMemoryMb: config.pageMemoryMb });

@@ -1,113 +1,37 @@
 import crypto from 'node:crypto';
-import PQueue from 'p-queue';
-import { BrowserCrashedError, CaptureError, type CaptureEngine, type CaptureResult } from '../capture/engine.js';
 import { PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import type { SettingsService } from '../settings.js';
 import type { Store } from '../store/datastores.js';
-import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
-import { failureMessage } from './failure-message.js';
+import type { JobEnds } from './job-ends.js';
 import type { CreateParams, JobRecord, JobStatus } from './job-record.js';
+import type { JobRunner, QueueStats } from './job-runner.js';
 
-/** Decides whether the service may reach a URL; throws with the reason when not. */
-export interface UrlGuard {
-  checkUrl(url: string): Promise<unknown>;
-}
+export type { QueueStats, UrlGuard } from './job-runner.js';
 
 export interface JobServiceDeps {
   store: Store;
-  files: FileStore;
-  engine: CaptureEngine;
-  settings: SettingsService;
   clock: Clock;
-  log: (line: string) => void;
-  guard?: UrlGuard;
-  /** Called once a job has ended (completed or failed), after it is persisted. */
-  onEnded?: (job: JobRecord) => void;
-  /** Largest page source stored, bytes. */
-  pageSourceMaxBytes: number;
+  /** Runs the jobs this service creates. */
+  runner: JobRunner;
+  /** Ends of jobs not stored yet (a full disk), which readers see all the same. */
+  ends: JobEnds;
+  /** Its `queue_limit`: most jobs waiting or running before a request is refused with 503. */
+  settings: SettingsService;
 }
-
-export interface QueueStats {
-  pending: number;
-  running: number;
-  concurrency: number;
-  limit: number;
-  paused: boolean;
-}
-
-/** Mean capture time assumed before any capture was measured. */
-const INITIAL_MEAN_MS = 3000;
-/** How often a job's end that could not be stored (a full disk) is written again. */
-const SAVE_RETRY_MS = 5000;
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
-/** 144 random bits: the image address is the only thing protecting the image. */
-const newImageToken = () => crypto.randomBytes(18).toString('base64url');
-
-class ShutdownAbort extends Error {
-  override readonly name = 'ShutdownAbort';
-}
 
 /**
- * Screenshot jobs: creation, the capture queue, every state transition persisted before it
- * is visible, recovery of unfinished jobs after a restart, and shutdown that re-queues.
+ * Screenshot jobs as requests see them: room in the queue (back-pressure), creation, and
+ * queries. Running them is the JobRunner's.
  */
 export class JobService {
-  private readonly queue: PQueue;
-  private readonly running = new Map<string, AbortController>();
-  private readonly listeners = new Set<() => void>();
   /** Slots promised to requests between the capacity check and their insert. */
   private reserved = 0;
-  private meanCaptureMs = INITIAL_MEAN_MS;
-  private stopping = false;
-  /**
-   * Ends of jobs (completed or failed) that could not be stored yet, by job id. Clients see
-   * them at once; they are written, and the job's webhook sent, once the disk takes them.
-   */
-  private readonly unsaved = new Map<string, Partial<JobRecord>>();
-  private saveTimer: NodeJS.Timeout | undefined;
-  private saving: Promise<void> | undefined;
 
-  constructor(private readonly deps: JobServiceDeps) {
-    this.queue = new PQueue({ concurrency: deps.settings.get().concurrency });
-    deps.settings.onChange((s) => {
-      this.queue.concurrency = s.concurrency;
-    });
-    this.queue.on('active', () => this.emit());
-    this.queue.on('next', () => this.emit());
-  }
-
-  /** Jobs waiting or running. */
-  depth(): number {
-    return this.queue.size + this.queue.pending;
-  }
-
-  stats(): QueueStats {
-    return {
-      pending: this.queue.size,
-      running: this.queue.pending,
-      concurrency: this.queue.concurrency,
-      limit: this.deps.settings.get().queue_limit,
-      paused: this.queue.isPaused,
-    };
-  }
-
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  pause(): void {
-    this.queue.pause();
-    this.emit();
-  }
-
-  resume(): void {
-    this.queue.start();
-    this.emit();
-  }
+  constructor(private readonly deps: JobServiceDeps) {}
 
   /**
    * Holds queue room for `count` jobs, or throws 503 when the queue is full. The caller
@@ -115,10 +39,10 @@ export class JobService {
    */
   holdCapacity(count: number): () => void {
     const limit = this.deps.settings.get().queue_limit;
-    if (this.stopping) {
+    if (this.deps.runner.isStopping()) {
       throw new ApiError(503, 'The service is shutting down; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
     }
-    if (this.depth() + this.reserved + count > limit) {
+    if (this.deps.runner.depth() + this.reserved + count > limit) {
       const wait = Math.max(1, this.estimateSeconds(0));
       throw new ApiError(
         503,
@@ -134,6 +58,11 @@ export class JobService {
       if (!released) this.reserved -= count;
       released = true;
     };
+  }
+
+  /** Seconds until the last of `count` newly queued jobs should be done. */
+  estimateSeconds(count: number): number {
+    return this.deps.runner.estimateSeconds(count);
   }
 
   /** Creates and queues one job per device. */
@@ -177,16 +106,8 @@ export class JobService {
       jobs.push(job);
     }
     await this.deps.store.insert(jobs);
-    for (const job of jobs) this.enqueue(job._id);
+    for (const job of jobs) this.deps.runner.enqueue(job._id);
     return jobs;
-  }
-
-  /** Seconds until the last of `count` newly queued jobs should be done. */
-  estimateSeconds(count: number): number {
-    const concurrency = this.queue.concurrency;
-    const ahead = this.depth() + Math.max(0, count - 1);
-    const rounds = Math.floor(ahead / concurrency) + 1;
-    return Math.max(1, Math.ceil((rounds * this.meanCaptureMs) / 1000));
   }
 
   /** A job of this account, or 404 — also for another account's job, so ids reveal nothing. */
@@ -198,11 +119,11 @@ export class JobService {
 
   async find(jobId: string): Promise<JobRecord | null> {
     if (typeof jobId !== 'string' || jobId.length > 64) return null;
-    return this.withUnsaved((await this.deps.store.findOne({ _id: jobId })) as JobRecord | null);
+    return this.deps.ends.overlay((await this.deps.store.findOne({ _id: jobId })) as JobRecord | null);
   }
 
   async findByImage(imageFile: string): Promise<JobRecord | null> {
-    return this.withUnsaved((await this.deps.store.findOne({ image_file: imageFile })) as JobRecord | null);
+    return this.deps.ends.overlay((await this.deps.store.findOne({ image_file: imageFile })) as JobRecord | null);
   }
 
   /** Job history, newest first, for the admin. */
@@ -220,7 +141,7 @@ export class JobService {
       }
     }
     const jobs = (await this.deps.store.find(query).sort({ created_at: -1, _id: -1 }).limit(filter.limit)) as JobRecord[];
-    return jobs.map((job) => this.withUnsaved(job)!);
+    return jobs.map((job) => this.deps.ends.overlay(job)!);
   }
 
   /** Jobs ended per hour over the last `hours` hours, oldest first. */
@@ -236,212 +157,16 @@ export class JobService {
     return rows;
   }
 
-  /** Re-queues every job a previous run left pending or processing, oldest first. */
-  async recover(): Promise<number> {
-    const unfinished = (await this.deps.store
-      .find({ status: { $in: ['pending', 'processing'] } })
-      .sort({ created_at: 1 })) as JobRecord[];
-    for (const job of unfinished) {
-      if (job.status === 'processing') {
-        // On a full disk the job stays `processing` on file; run() takes it all the same.
-        await this.update(job._id, { status: 'pending', progress: 0 }).catch((err) =>
-          this.deps.log(`job ${job._id}: could not set it back to pending: ${String(err)}`),
-        );
-      }
-      this.enqueue(job._id);
-    }
-    if (unfinished.length) this.deps.log(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
-    return unfinished.length;
+  // The queue as the admin routes reach it; they take JobService for now.
+  stats(): QueueStats {
+    return this.deps.runner.stats();
   }
 
-  /**
-   * Stops taking jobs, gives running captures `graceMs` to finish, then aborts the rest;
-   * aborted and waiting jobs stay pending in the store and run again at the next start.
-   */
-  async stop(graceMs: number): Promise<void> {
-    this.stopping = true;
-    this.queue.pause();
-    this.queue.clear();
-    const idle = this.queue.onPendingZero();
-    const timer = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
-    await Promise.race([idle, timer]);
-    for (const controller of this.running.values()) controller.abort(new ShutdownAbort('shutting down'));
-    await Promise.race([this.queue.onPendingZero(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
-    clearTimeout(this.saveTimer);
-    await this.saveUnsaved();
-    if (this.unsaved.size) {
-      this.deps.log(`${this.unsaved.size} job end(s) could not be stored (disk full?); those jobs run again at the next start`);
-    }
+  pause(): void {
+    this.deps.runner.pause();
   }
 
-  private enqueue(jobId: string): void {
-    void this.queue.add(() => this.run(jobId)).catch((err) => this.deps.log(`job ${jobId}: ${String(err)}`));
-  }
-
-  private emit(): void {
-    for (const listener of this.listeners) listener();
-  }
-
-  private async update(jobId: string, set: Partial<JobRecord>): Promise<void> {
-    await this.deps.store.update({ _id: jobId }, { $set: set });
-  }
-
-  private async run(jobId: string): Promise<void> {
-    const job = await this.find(jobId);
-    // `processing` here is a job recover() could not set back to pending (a full disk).
-    if (!job || (job.status !== 'pending' && job.status !== 'processing') || this.running.has(jobId) || this.stopping) return;
-    const settings = this.deps.settings.get();
-    const controller = new AbortController();
-    this.running.set(jobId, controller);
-    // A last line of defence; the engine bounds every step on its own.
-    const deadline = setTimeout(
-      () => controller.abort(new CaptureError('The capture took too long and was stopped')),
-      settings.navigation_timeout_ms + settings.capture_timeout_ms + 30_000,
-    );
-    const started = this.deps.clock.now();
-    let attempts = job.attempts;
-    let imageFile: string | undefined;
-    let hasSource = false;
-    try {
-      await this.update(jobId, { status: 'processing', progress: 10, started_at: started });
-      this.emit();
-      if (this.deps.guard) await this.deps.guard.checkUrl(job.url);
-      let result: CaptureResult | undefined;
-      for (;;) {
-        attempts++;
-        await this.update(jobId, { attempts });
-        try {
-          result = await this.capture(job, controller.signal);
-          break;
-        } catch (err) {
-          // A crashed browser is relaunched by the engine; the job gets one more try.
-          if (err instanceof BrowserCrashedError && attempts - job.attempts < 2 && !controller.signal.aborted) {
-            this.deps.log(`job ${jobId}: browser crashed, retrying once`);
-            continue;
-          }
-          throw err;
-        }
-      }
-      const fileName = `${newImageToken()}.${result.format === 'jpeg' ? 'jpg' : result.format}`;
-      await this.deps.files.writeImage(fileName, result.image);
-      imageFile = fileName;
-      if (result.html !== null && Buffer.byteLength(result.html) <= this.deps.pageSourceMaxBytes) {
-        hasSource = true;
-        await this.deps.files.writeSource(jobId, result.html);
-      }
-      await this.update(jobId, { progress: 90 });
-      const ended = this.deps.clock.now();
-      this.meanCaptureMs = this.meanCaptureMs * 0.8 + (ended - started) * 0.2;
-      await this.update(jobId, {
-        status: 'completed',
-        progress: 100,
-        completed_at: ended,
-        duration_ms: ended - started,
-        image_file: fileName,
-        has_page_source: hasSource,
-        truncated: result.truncated,
-        blocked_requests: result.blockedRequests,
-      });
-    } catch (err) {
-      // A job that did not complete keeps no files (the image may be whole while its job could not be stored).
-      if (imageFile || hasSource) {
-        await this.deps.files.remove(imageFile, jobId).catch((e) => this.deps.log(`job ${jobId}: could not remove its files: ${String(e)}`));
-      }
-      if (controller.signal.reason instanceof ShutdownAbort) {
-        await this.update(jobId, { status: 'pending', progress: 0, attempts: job.attempts });
-        return;
-      }
-      const message = failureMessage(err, controller.signal);
-      if (message === 'The capture failed unexpectedly' || message.startsWith('Could not store')) {
-        this.deps.log(`job ${jobId} failed: ${(err as Error)?.stack ?? String(err)}`);
-      }
-      const ended = this.deps.clock.now();
-      await this.saveEnd(jobId, {
-        status: 'failed',
-        progress: 0,
-        completed_at: ended,
-        duration_ms: ended - started,
-        error: message,
-      });
-    } finally {
-      clearTimeout(deadline);
-      this.running.delete(jobId);
-      this.emit();
-    }
-    if (!this.unsaved.has(jobId)) await this.announceEnd(jobId);
-  }
-
-  /** Stores a job's end; when the disk refuses it, keeps it for clients and writes it later. */
-  private async saveEnd(jobId: string, end: Partial<JobRecord>): Promise<void> {
-    try {
-      await this.update(jobId, end);
-    } catch (err) {
-      this.deps.log(`job ${jobId}: its end could not be stored (${String(err)}); trying again every ${SAVE_RETRY_MS / 1000} s`);
-      this.unsaved.set(jobId, end);
-      this.scheduleSave();
-    }
-  }
-
-  private scheduleSave(): void {
-    if (this.saveTimer || this.stopping) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      void this.saveUnsaved().then(() => {
-        if (this.unsaved.size) this.scheduleSave();
-      });
-    }, SAVE_RETRY_MS);
-    this.saveTimer.unref();
-  }
-
-  /** Writes the ends kept in memory; never rejects (what fails stays for the next try). */
-  private saveUnsaved(): Promise<void> {
-    this.saving ??= this.writeUnsaved().finally(() => {
-      this.saving = undefined;
-    });
-    return this.saving;
-  }
-
-  private async writeUnsaved(): Promise<void> {
-    for (const [jobId, end] of this.unsaved) {
-      try {
-        await this.update(jobId, end);
-      } catch {
-        return;
-      }
-      this.unsaved.delete(jobId);
-      await this.announceEnd(jobId).catch((err) => this.deps.log(`job ${jobId}: ${String(err)}`));
-    }
-  }
-
-  private async announceEnd(jobId: string): Promise<void> {
-    const ended = await this.find(jobId);
-    if (ended && (ended.status === 'completed' || ended.status === 'failed')) this.deps.onEnded?.(ended);
-  }
-
-  private withUnsaved(job: JobRecord | null): JobRecord | null {
-    const end = job && this.unsaved.get(job._id);
-    return end ? { ...job, ...end } : job;
-  }
-
-  private capture(job: JobRecord, signal: AbortSignal): Promise<CaptureResult> {
-    const settings = this.deps.settings.get();
-    return this.deps.engine.capture({
-      url: job.url,
-      preset: PRESETS[job.device],
-      viewport: job.viewport ?? undefined,
-      fullPage: job.full_page,
-      googlebot: job.googlebot,
-      format: job.format,
-      quality: job.quality ?? undefined,
-      maxHeight: settings.full_page_max_height,
-      navigationTimeoutMs: settings.navigation_timeout_ms,
-      captureTimeoutMs: settings.capture_timeout_ms,
-      maxSourceBytes: this.deps.pageSourceMaxBytes,
-      signal,
-      // Progress is a hint: one that cannot be stored (a full disk) is simply dropped.
-      onProgress: (progress) => {
-        this.update(job._id, { progress }).catch(() => undefined);
-      },
-    });
+  resume(): void {
+    this.deps.runner.resume();
   }
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
 import type { Store } from '../store/datastores.js';
 import type { FileStore } from '../store/file-store.js';
@@ -12,7 +13,7 @@ export class Retention {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly deps: { store: Store; files: FileStore; settings: SettingsService; clock: Clock; log: (line: string) => void },
+    private readonly deps: { store: Store; files: FileStore; settings: SettingsService; clock: Clock; log: Logger },
   ) {}
 
   async sweep(): Promise<number> {
@@ -26,14 +27,14 @@ export class Retention {
       await this.deps.files.remove(job.image_file ?? undefined, job._id);
       await this.deps.store.update({ _id: job._id }, { $set: { expired: true, has_page_source: false } });
     }
-    if (old.length) this.deps.log(`retention: removed the files of ${old.length} expired job(s)`);
+    if (old.length) this.deps.log.info(`removed the files of ${old.length} expired job(s)`);
     return old.length;
   }
 
   /** Sweeps now and then every `intervalMs`. */
   start(intervalMs = 3_600_000): void {
     const tick = () =>
-      this.sweep().catch((err) => this.deps.log(`retention sweep failed: ${String(err)}`));
+      this.sweep().catch((err: unknown) => this.deps.log.error({ err }, 'the retention sweep failed'));
     void tick();
     this.timer = setInterval(tick, intervalMs);
     this.timer.unref();

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
+import type { Logger } from '../logger.js';
 import type { Store } from './datastores.js';
 import { DiskFullError, isDiskFull } from './disk-full.js';
 
@@ -21,7 +22,7 @@ export interface DatafileGuardOptions {
   endsMidLine: boolean;
   /** Whether the file may be rewritten (compacted); false leaves damaged lines in place for a later start to copy. */
   rewrite: boolean;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 /**
@@ -48,13 +49,13 @@ export async function loadGuarded(store: Store, options: DatafileGuardOptions): 
       await fs.truncate(filename, size);
     } catch (err) {
       endsMidLine = true;
-      log(`warning: could not cut a failed write off ${filename}: ${String(err)}`);
+      log.warn({ err }, `could not cut a failed write off ${filename}`);
     }
     try {
       const { data } = await persistence.treatRawStreamAsync(createReadStream(filename, { encoding: 'utf8' }));
       db._resetIndexes(data);
     } catch (err) {
-      log(`warning: could not reload ${filename} after a failed write: ${String(err)}`);
+      log.warn({ err }, `could not reload ${filename} after a failed write`);
     }
   };
 
@@ -84,7 +85,7 @@ export async function loadGuarded(store: Store, options: DatafileGuardOptions): 
       // The new file is written beside the old one (`<file>~`) and renamed over it only when whole.
       await fs.rm(`${filename}~`, { force: true }).catch(() => undefined);
       if (loading && isDiskFull(err)) {
-        log(`warning: the disk is full; ${filename} is used without compacting it`);
+        log.warn(`the disk is full; ${filename} is used without compacting it`);
         return;
       }
       throw isDiskFull(err) ? new DiskFullError(err) : err;

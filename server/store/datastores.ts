@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import Datastore from 'nedb-promises';
+import type { Logger } from '../logger.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
 
@@ -23,7 +24,8 @@ const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'settings', 'webhooks'] as c
  * crash or a full disk) still opens: the unreadable lines are reported, a copy of the
  * original file is kept beside it, and the readable documents are loaded.
  */
-export async function openStores(dataDir: string, log: (line: string) => void): Promise<Stores> {
+export async function openStores(dataDir: string, logger: Logger): Promise<Stores> {
+  const log = logger.child({ component: 'stores' });
   await fs.mkdir(dataDir, { recursive: true });
   const entries = await Promise.all(NAMES.map(async (name) => [name, await openStore(dataDir, name, log)] as const));
   const stores = Object.fromEntries(entries) as unknown as Stores;
@@ -44,7 +46,7 @@ export async function openStores(dataDir: string, log: (line: string) => void): 
  * two records with one hash; that must not keep the server from starting. The index then
  * falls back to a plain one and ApiKeyService refuses every key whose hash is not unique.
  */
-async function keyHashIndex(keys: Store, log: (line: string) => void): Promise<void> {
+async function keyHashIndex(keys: Store, log: Logger): Promise<void> {
   try {
     await keys.ensureIndex({ fieldName: 'hash', unique: true });
   } catch {
@@ -54,11 +56,11 @@ async function keyHashIndex(keys: Store, log: (line: string) => void): Promise<v
     const byHash = new Map<string, string[]>();
     for (const r of records) byHash.set(r.hash, [...(byHash.get(r.hash) ?? []), r._id]);
     const shared = [...byHash.values()].filter((ids) => ids.length > 1);
-    log(`warning: keys.db holds ${shared.length} key hash(es) shared by several records (${shared.map((ids) => ids.join(' = ')).join('; ')}); those keys are refused until the duplicates are removed`);
+    log.warn(`keys.db holds ${shared.length} key hash(es) shared by several records (${shared.map((ids) => ids.join(' = ')).join('; ')}); those keys are refused until the duplicates are removed`);
   }
 }
 
-async function openStore(dataDir: string, name: string, log: (line: string) => void): Promise<Store> {
+async function openStore(dataDir: string, name: string, log: Logger): Promise<Store> {
   const filename = path.join(dataDir, `${name}.db`);
   const { corrupt, endsMidLine } = await inspectDatafile(filename);
   let rewrite = true;
@@ -66,13 +68,13 @@ async function openStore(dataDir: string, name: string, log: (line: string) => v
     const copy = `${filename}.corrupt-${Date.now()}`;
     try {
       await fs.copyFile(filename, copy);
-      log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
+      log.warn(`${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
     } catch (err) {
       // Most likely the disk is full. Without a copy the damaged file itself must stay as it
       // is, so it is not compacted in this run; a later start keeps the copy.
       await fs.rm(copy, { force: true }).catch(() => undefined);
       rewrite = false;
-      log(`warning: ${name}.db had ${corrupt} unreadable line(s), skipped; no copy could be kept (${(err as NodeJS.ErrnoException).code ?? String(err)}), so the file is left as it is`);
+      log.warn(`${name}.db had ${corrupt} unreadable line(s), skipped; no copy could be kept (${(err as NodeJS.ErrnoException).code ?? String(err)}), so the file is left as it is`);
     }
   }
   const options = {

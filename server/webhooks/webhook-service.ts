@@ -4,6 +4,7 @@ import https from 'node:https';
 import type Datastore from 'nedb-promises';
 import type { EgressPolicy } from '../egress/policy.js';
 import { notFound } from '../errors.js';
+import { silentLogger, type Logger } from '../logger.js';
 import { systemClock, type Clock } from '../time.js';
 import {
   deliveryView,
@@ -55,7 +56,8 @@ export interface WebhookServiceDeps {
   random?: () => number;
   /** Delay before trying again a delivery whose attempt could not be recorded (a full disk). @default 60000 */
   storeRetryMs?: number;
-  log?: (message: string) => void;
+  /** @default silentLogger */
+  log?: Logger;
 }
 
 const USER_AGENT = 'ScreenshotAppliance-Webhooks/1';
@@ -76,7 +78,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
   const random = deps.random ?? Math.random;
   const storeRetryMs = deps.storeRetryMs ?? 60_000;
-  const log = deps.log ?? (() => {});
+  const log = (deps.log ?? silentLogger).child({ component: 'webhooks' });
   // Fresh connections for every attempt: a pooled socket would skip the egress check.
   const agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
   const timers = new Map<string, NodeJS.Timeout>();
@@ -92,7 +94,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
       timers.delete(id);
       if (clock.now() < dueAt) return arm(id, dueAt);
       void attempt(id, false).catch((err) => {
-        log(`webhook ${id}: attempt failed to run: ${(err as Error).message}`);
+        log.warn({ webhook_id: id, err }, 'the attempt failed to run');
         // Most likely its record could not be stored (a full disk); the delivery is still
         // pending, so it is tried again (receivers drop a repeat by its webhook-id).
         arm(id, clock.now() + storeRetryMs);
@@ -131,7 +133,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     const next = nextState(doc, outcome, manual);
     const updated = await store.recordAttempt(id, record, next);
     if (next.status === 'pending' && next.next_attempt_at !== null) arm(id, next.next_attempt_at);
-    if (next.status === 'failed') log(`webhook ${id} for job ${doc.job_id} failed: ${outcome.error ?? outcome.statusCode}`);
+    if (next.status === 'failed') log.warn({ webhook_id: id, job_id: doc.job_id }, `the delivery failed: ${outcome.error ?? outcome.statusCode}`);
     return updated;
   };
 
@@ -214,7 +216,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
       await deps.datastore.ensureIndex({ fieldName: 'status' });
       const pending = await store.pending();
       for (const doc of pending) arm(doc._id, doc.next_attempt_at ?? clock.now());
-      if (pending.length > 0) log(`webhooks: resuming ${pending.length} pending deliver${pending.length === 1 ? 'y' : 'ies'}`);
+      if (pending.length > 0) log.info(`resuming ${pending.length} pending deliver${pending.length === 1 ? 'y' : 'ies'}`);
     },
 
     async stop() {

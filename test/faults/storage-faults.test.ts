@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { captureLog } from '../helpers/capture-log.js';
 import { startTestServer, tempDir, waitForJob, type TestServer } from '../helpers/test-server.js';
 
 let fixtures: FixtureServer;
@@ -32,10 +33,11 @@ describe('a datastore whose last line was cut short', () => {
       await fs.appendFile(path.join(dir, name), '{"_id":"cut-short","email":"half@exam');
     }
 
-    const logs: string[] = [];
-    const second = await startTestServer({ dataDir: dir }, { log: (line) => logs.push(line) });
+    const logs = captureLog();
+    const second = await startTestServer({ dataDir: dir }, { log: logs.log });
     try {
-      expect(logs.filter((l) => /accounts\.db|jobs\.db/.test(l) && /unreadable|corrupt/i.test(l))).toHaveLength(2);
+      const warnings = logs.records.filter((r) => r.level === 'warn' && r.component === 'stores');
+      expect(warnings.filter((r) => /accounts\.db|jobs\.db/.test(r.msg) && /unreadable|corrupt/i.test(r.msg))).toHaveLength(2);
       const kept = (await fs.readdir(dir)).filter((f) => f.includes('.corrupt'));
       expect(kept).toHaveLength(2);
       expect((await fetch(`${second.url}/readyz`)).status).toBe(200);

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import { loadConfig, type Config } from '../../server/config.js';
+import { silentLogger } from '../../server/logger.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import type { ServiceDeps } from '../../server/services.js';
 import { tempDir } from './temp-dir.js';
@@ -25,7 +26,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
   const dataDir = overrides.dataDir ?? (await tempDir());
   // CHROMIUM_PATH runs the suite against another Chromium, as it does the service.
   const config = loadConfig({ CHROMIUM_PATH: process.env.CHROMIUM_PATH }, { host: '127.0.0.1', port: 0, dataDir, egressAllow: ['127.0.0.1/32'], concurrency: 2, browsers: 2, ...overrides });
-  const srv = await startServer(config, { log: () => undefined, ...deps });
+  const srv = await startServer(config, { log: silentLogger, ...deps });
   const admin = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${srv.url}/admin/api${route}`, {
       method,

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QuotaService } from '../../server/limits/quota.js';
+import { silentLogger } from '../../server/logger.js';
 import { openStores } from '../../server/store/datastores.js';
 import { DiskFullError } from '../../server/store/disk-full.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -24,7 +25,7 @@ afterAll(async () => {
 });
 
 async function quotaIn(dir: string) {
-  return new QuotaService((await openStores(dir, () => undefined)).usage, clock);
+  return new QuotaService((await openStores(dir, silentLogger)).usage, clock);
 }
 
 describe('calls charged for work that failed', () => {

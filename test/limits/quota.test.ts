@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QuotaService } from '../../server/limits/quota.js';
 import { RateLimiter } from '../../server/limits/rate-limiter.js';
+import { silentLogger } from '../../server/logger.js';
 import { openStores } from '../../server/store/datastores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -13,7 +14,7 @@ afterEach(async () => {
 async function quotaAt(now: { t: number }, dir?: string) {
   const dataDir = dir ?? (await tempDir());
   dirs.push(dataDir);
-  const stores = await openStores(dataDir, () => undefined);
+  const stores = await openStores(dataDir, silentLogger);
   return { quota: new QuotaService(stores.usage, { now: () => now.t }), dataDir };
 }
 

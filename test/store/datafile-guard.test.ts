@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { lineLogger, silentLogger } from '../../server/logger.js';
 import { compactStores, openStores } from '../../server/store/datastores.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
@@ -37,7 +38,7 @@ const ids = async (stores: Awaited<ReturnType<typeof openStores>>) =>
 describe('a datastore on a full disk', () => {
   it('refuses a write with a 507 and keeps no part of it, in memory or on file', async (ctx) => {
     if (!disk) ctx.skip();
-    const stores = await openStores(await dataDir(), () => undefined);
+    const stores = await openStores(await dataDir(), silentLogger);
     await stores.jobs.insert({ _id: 'a', n: 1 });
     // jobs.db keeps whatever room its last page has, so the large write below is cut short.
     await disk.fill();
@@ -57,7 +58,7 @@ describe('a datastore on a full disk', () => {
     await disk.free();
     await stores.jobs.insert({ _id: 'c' });
     const logs: string[] = [];
-    const reopened = await openStores(dir, (line) => logs.push(line));
+    const reopened = await openStores(dir, lineLogger((line) => logs.push(line)));
     expect(await ids(reopened)).toEqual(await ids(stores));
     expect(await ids(reopened)).toContain('c');
     expect(logs).toEqual([]);
@@ -65,13 +66,13 @@ describe('a datastore on a full disk', () => {
 
   it('opens a file a crash cut short, leaves it as it is, and appends after it safely', async (ctx) => {
     if (!disk) ctx.skip();
-    const first = await openStores(await dataDir(), () => undefined);
+    const first = await openStores(await dataDir(), silentLogger);
     await first.jobs.insert([{ _id: 'a' }, { _id: 'b' }]);
     await fs.appendFile(path.join(dir, 'jobs.db'), '{"_id":"cut","url":"http://exa');
     await disk.fill();
 
     const logs: string[] = [];
-    const stores = await openStores(dir, (line) => logs.push(line));
+    const stores = await openStores(dir, lineLogger((line) => logs.push(line)));
     expect(await ids(stores)).toEqual(['a', 'b']);
     expect(logs.some((l) => /jobs\.db had 1 unreadable line/.test(l) && /no copy could be kept/.test(l))).toBe(true);
     expect((await fs.readdir(dir)).filter((f) => f.includes('.corrupt'))).toEqual([]);
@@ -79,7 +80,7 @@ describe('a datastore on a full disk', () => {
 
     await disk.free();
     await stores.jobs.insert({ _id: 'after' });
-    const reopened = await openStores(dir, () => undefined);
+    const reopened = await openStores(dir, silentLogger);
     expect(await ids(reopened)).toEqual(['a', 'after', 'b']);
     // With room again, the start keeps its copy of the damaged file.
     expect((await fs.readdir(dir)).filter((f) => f.includes('.corrupt'))).toHaveLength(1);
@@ -87,7 +88,7 @@ describe('a datastore on a full disk', () => {
 
   it('leaves no half-written file behind when compacting fails', async (ctx) => {
     if (!disk) ctx.skip();
-    const stores = await openStores(await dataDir(), () => undefined);
+    const stores = await openStores(await dataDir(), silentLogger);
     await stores.jobs.insert({ _id: 'a', pad: 'x'.repeat(5000) });
     await disk.fill();
     await expect(compactStores(stores)).rejects.toMatchObject({ status: 507 });

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../../server/auth/api-keys.js';
+import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openStores, type Store } from '../../server/store/datastores.js';
 import { systemClock } from '../../server/time.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -20,7 +21,7 @@ const sha256 = (key: string) => crypto.createHash('sha256').update(key).digest('
 describe('the datastores', () => {
   it('index the jobs by image file, the field GET /v1/files looks them up by', async () => {
     dir = await tempDir();
-    const stores = await openStores(dir, () => undefined);
+    const stores = await openStores(dir, silentLogger);
     expect(indexedFields(stores.jobs)).toContain('image_file');
     expect(indexedFields(stores.jobs)).not.toContain('image_token');
   });
@@ -36,7 +37,7 @@ describe('the datastores', () => {
       [record('k1', sha256(key)), record('k2', sha256(key)), record('k3', sha256(other))].join('\n') + '\n',
     );
     const lines: string[] = [];
-    const stores = await openStores(dir, (line) => lines.push(line));
+    const stores = await openStores(dir, lineLogger((line) => lines.push(line)));
     expect(lines.join('\n')).toMatch(/keys\.db holds 1 key hash\(es\) shared by several records \(k1 = k2\)/);
 
     const keys = new ApiKeyService(stores.keys, systemClock);

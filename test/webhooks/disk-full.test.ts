@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEgressPolicy } from '../../server/egress/policy.js';
+import { silentLogger } from '../../server/logger.js';
 import { openStores } from '../../server/store/datastores.js';
 import { createWebhookService } from '../../server/webhooks/webhook-service.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
@@ -22,7 +23,7 @@ afterAll(async () => {
 describe('a webhook attempt whose record meets a full disk', () => {
   it('is tried again, and recorded once space comes back, without a restart', async (ctx) => {
     if (!disk) ctx.skip();
-    const stores = await openStores(disk.dir, () => undefined);
+    const stores = await openStores(disk.dir, silentLogger);
     // The first attempt hangs until its time-out: long enough to fill the disk under it.
     const receiver = await startReceiver(['hang'], { fallback: 200 });
     const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false });
@@ -50,7 +51,7 @@ describe('a webhook attempt whose record meets a full disk', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect((await service.list({ job_id: 'job_1' }))[0].status).toBe('succeeded');
-      const reopened = await openStores(disk.dir, () => undefined);
+      const reopened = await openStores(disk.dir, silentLogger);
       expect(await reopened.webhooks.findOne({ job_id: 'job_1' })).toMatchObject({ status: 'succeeded' });
     } finally {
       await service.stop();

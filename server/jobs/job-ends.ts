@@ -1,0 +1,94 @@
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/datastores.js';
+import type { JobRecord } from './job-record.js';
+
+/** How often a job's end that could not be stored (a full disk) is written again. */
+const SAVE_RETRY_MS = 5000;
+
+export interface JobEndsDeps {
+  store: Store;
+  log: Logger;
+  /** Called once a job has ended (completed or failed), after it is persisted. */
+  onEnded?: (job: JobRecord) => void;
+}
+
+/**
+ * Job ends (completed or failed) on their way to the store. An end the disk refuses is kept in
+ * memory: readers see it at once (`overlay`), it is written again every 5 s, and the job's end
+ * is announced (its webhook) only once it is stored.
+ */
+export class JobEnds {
+  private readonly unsaved = new Map<string, Partial<JobRecord>>();
+  private timer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: JobEndsDeps) {}
+
+  /** Stores a job's end; when the disk refuses it, keeps it for readers and writes it later. */
+  async save(jobId: string, end: Partial<JobRecord>): Promise<void> {
+    try {
+      await this.deps.store.update({ _id: jobId }, { $set: end });
+    } catch (err) {
+      this.deps.log.warn({ job_id: jobId, err }, `its end could not be stored; trying again every ${SAVE_RETRY_MS / 1000} s`);
+      this.unsaved.set(jobId, end);
+      this.schedule();
+    }
+  }
+
+  /** True while the job's end waits in memory for the disk. */
+  isUnsaved(jobId: string): boolean {
+    return this.unsaved.has(jobId);
+  }
+
+  /** The job as readers should see it: with its end, when that is not stored yet. */
+  overlay(job: JobRecord | null): JobRecord | null {
+    const end = job && this.unsaved.get(job._id);
+    return end ? { ...job, ...end } : job;
+  }
+
+  /** Tells `onEnded` about a stored job that has ended. */
+  async announce(jobId: string): Promise<void> {
+    const ended = (await this.deps.store.findOne({ _id: jobId })) as JobRecord | null;
+    if (ended && (ended.status === 'completed' || ended.status === 'failed')) this.deps.onEnded?.(ended);
+  }
+
+  /** Stops the retries after one last try; resolves to the number of ends still not stored. */
+  async stop(): Promise<number> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.flush();
+    return this.unsaved.size;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().then(() => {
+        if (this.unsaved.size) this.schedule();
+      });
+    }, SAVE_RETRY_MS);
+    this.timer.unref();
+  }
+
+  /** Writes the ends kept in memory; never rejects (what fails stays for the next try). */
+  private flush(): Promise<void> {
+    this.saving ??= this.write().finally(() => {
+      this.saving = undefined;
+    });
+    return this.saving;
+  }
+
+  private async write(): Promise<void> {
+    for (const [jobId, end] of this.unsaved) {
+      try {
+        await this.deps.store.update({ _id: jobId }, { $set: end });
+      } catch {
+        return;
+      }
+      this.unsaved.delete(jobId);
+      await this.announce(jobId).catch((err: unknown) => this.deps.log.error({ job_id: jobId, err }, 'announcing its end failed'));
+    }
+  }
+}
