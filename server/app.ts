@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type Router from '@koa/router';
 import { errorMiddleware } from './errors.js';
+import { accessLog } from './api/access-log.js';
 import { adminNetworkGuard } from './api/admin-auth.js';
 import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
@@ -21,6 +22,7 @@ function mount(app: Koa, router: Router) {
 export function createApp(services: Services): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
+  app.use(accessLog(services.log));
   app.use(errorMiddleware((msg, err) => services.log.error({ component: 'http', err }, msg)));
 
   app.use(async (ctx, next) => {
