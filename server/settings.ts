@@ -2,18 +2,10 @@ import { ValidationError } from './errors.js';
 import type { Config } from './config.js';
 import { canonicalEntry } from './auth/ip-whitelist.js';
 import type { Store } from './store/datastores.js';
-import type { Settings } from './settings-shape.js';
+import { type Settings, SettingsUpdate } from './api/schemas/admin.js';
+import { validateBody } from './api/validate.js';
 
 export type { Settings };
-
-const INTEGER_BOUNDS: Record<string, [number, number]> = {
-  concurrency: [1, 64],
-  queue_limit: [1, 100_000],
-  navigation_timeout_ms: [1000, 300_000],
-  capture_timeout_ms: [1000, 300_000],
-  retention_days: [1, 3650],
-  full_page_max_height: [1000, 100_000],
-};
 
 export function settingsFromConfig(config: Config): Settings {
   return {
@@ -35,56 +27,50 @@ export function allowedRanges(settings: Readonly<Settings>): string[] {
   return [...new Set([...settings.egress_allow_command_line, ...settings.egress_allow])];
 }
 
-const sameList = (a: unknown, b: readonly string[]) =>
-  Array.isArray(a) && a.length === b.length && a.every((entry, i) => entry === b[i]);
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((entry, i) => entry === b[i]);
 
-function validatePatch(patch: Record<string, unknown>, current: Readonly<Settings>): Partial<Settings> {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new ValidationError('settings must be an object');
-  const out: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(patch)) {
-    if (Object.hasOwn(INTEGER_BOUNDS, field)) {
-      const [min, max] = INTEGER_BOUNDS[field];
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-        throw new ValidationError(`${field} must be a whole number from ${min} to ${max}`);
-      }
-      out[field] = value;
-    } else if (field === 'egress_allow') {
-      if (!Array.isArray(value)) throw new ValidationError('egress_allow must be an array of CIDR ranges');
-      out[field] = value.map((entry) => {
-        try {
-          return canonicalEntry(entry);
-        } catch {
-          throw new ValidationError(`egress_allow entry ${JSON.stringify(entry)} is not an IP address or CIDR range`);
-        }
-      });
-    } else if (field === 'egress_allow_command_line') {
-      // A client that sends back what it read changes nothing; only a different list is an error.
-      if (!sameList(value, current.egress_allow_command_line)) {
-        throw new ValidationError('egress_allow_command_line is set at start (--egress-allow or SCREENSHOT_EGRESS_ALLOW) and cannot be changed here; use egress_allow');
-      }
-    } else if (field === 'egress_deny_lan') {
-      if (typeof value !== 'boolean') throw new ValidationError('egress_deny_lan must be true or false');
-      out[field] = value;
-    } else if (field === 'public_base_url') {
-      if (value === null || value === '') {
-        out[field] = null;
-        continue;
-      }
-      let url: URL | undefined;
-      try {
-        url = new URL(String(value));
-      } catch {
-        // reported below
-      }
-      if (typeof value !== 'string' || !url || !/^https?:$/.test(url.protocol)) {
-        throw new ValidationError('public_base_url must be an http:// or https:// address, or null');
-      }
-      out[field] = value.replace(/\/+$/, '');
-    } else {
-      throw new ValidationError(`Unknown setting: ${field}`);
-    }
+/**
+ * The values of a settings change, checked against the SettingsUpdate schema and then for
+ * what a schema cannot say: ranges that parse, a base URL that is one, and the command
+ * line's ranges left as they are.
+ */
+function validatePatch(patch: unknown, current: Readonly<Settings>): Partial<Settings> {
+  const valid = validateBody(SettingsUpdate, patch);
+  const { egress_allow_command_line: fixed, ...out } = valid;
+  // A client that sends back what it read changes nothing; only a different list is an error.
+  if (fixed !== undefined && !sameList(fixed, current.egress_allow_command_line)) {
+    throw new ValidationError(
+      'egress_allow_command_line is set at start (--egress-allow or SCREENSHOT_EGRESS_ALLOW) and cannot be changed here; use egress_allow',
+      'egress_allow_command_line',
+    );
   }
-  return out as Partial<Settings>;
+  if (out.egress_allow) {
+    out.egress_allow = out.egress_allow.map((entry) => {
+      try {
+        return canonicalEntry(entry);
+      } catch {
+        throw new ValidationError(`egress_allow entry ${JSON.stringify(entry)} is not an IP address or CIDR range`, 'egress_allow');
+      }
+    });
+  }
+  if (out.public_base_url !== undefined) out.public_base_url = baseUrl(out.public_base_url);
+  return out;
+}
+
+/** `public_base_url` as stored: an http(s) origin and path without a trailing slash, or null. */
+function baseUrl(value: string | null): string | null {
+  if (value === null || value === '') return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!url || !/^https?:$/.test(url.protocol)) {
+    throw new ValidationError('public_base_url must be an http:// or https:// address, or null', 'public_base_url');
+  }
+  return value.replace(/\/+$/, '');
 }
 
 /**
@@ -127,7 +113,7 @@ export class SettingsService {
     return this.current;
   }
 
-  async update(patch: Record<string, unknown>): Promise<Settings> {
+  async update(patch: unknown): Promise<Settings> {
     const valid = validatePatch(patch, this.current);
     const saved = { ...this.saved, ...valid };
     await this.store.update({ _id: 'settings' }, { _id: 'settings', ...saved }, { upsert: true });

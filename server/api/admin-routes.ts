@@ -5,7 +5,7 @@ import { accountView, type AccountService } from '../auth/accounts.js';
 import { keyView, type ApiKeyService } from '../auth/api-keys.js';
 import type { CaptureEngine } from '../capture/engine.js';
 import { ApiError, badRequest } from '../errors.js';
-import type { JobRecord, JobStatus } from '../jobs/job-record.js';
+import type { JobRecord } from '../jobs/job-record.js';
 import { toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { QuotaService } from '../limits/quota.js';
@@ -14,6 +14,8 @@ import type { FileStore } from '../store/file-store.js';
 import { formatIsoSeconds } from '../time.js';
 import { adminAuth, adminNetworkGuard, closeSession, openSession, type AdminAuthDeps } from './admin-auth.js';
 import { GatedRouter } from './routing.js';
+import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
+import { type Filled, validateBody, validateQuery } from './validate.js';
 import { baseUrlOf } from './v1-routes.js';
 
 export interface AdminDeps extends AdminAuthDeps {
@@ -28,26 +30,8 @@ export interface AdminDeps extends AdminAuthDeps {
   extraRoutes?: Array<(router: Router) => void>;
 }
 
-const STATUSES: JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
-
-const body = (ctx: Context): Record<string, unknown> => {
-  const b = (ctx.request as unknown as { body: unknown }).body;
-  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest('The request body must be a JSON object');
-  return b as Record<string, unknown>;
-};
-
-function queryInt(ctx: Context, name: string, fallback: number, min: number, max: number): number {
-  const raw = ctx.query[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw badRequest(`${name} must be a whole number from ${min} to ${max}`);
-  return n;
-}
-
-const queryString = (ctx: Context, name: string) => {
-  const raw = ctx.query[name];
-  return typeof raw === 'string' && raw !== '' ? raw : undefined;
-};
+/** The JSON body, as koa-bodyparser left it (validated by the route against its schema). */
+const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
 /** Admin API answers are private to the admin and never cached, whatever their status. */
 async function adminHeaders(ctx: Context, next: () => Promise<unknown>) {
@@ -73,7 +57,7 @@ const jsonBody = bodyParser({
 export function adminRoutes(deps: AdminDeps): Router[] {
   const network = adminNetworkGuard(deps);
   const session = new GatedRouter('/admin/api', [network, adminHeaders, jsonBody]);
-  session.post('/session', (ctx) => openSession(ctx, deps.token, body(ctx).token));
+  session.post('/session', (ctx) => openSession(ctx, deps.token, validateBody(SessionOpen, body(ctx)).token));
   session.delete('/session', (ctx) => closeSession(ctx));
 
   const router = new GatedRouter('/admin/api', [network, adminHeaders, adminAuth(deps), jsonBody]);
@@ -118,13 +102,14 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   });
   router.post('/accounts', async (ctx) => {
     ctx.status = 201;
-    ctx.body = await withUsage(await deps.accounts.create(body(ctx)));
+    const input = validateBody(AccountCreate, body(ctx)) as Filled<AccountCreate, 'plan' | 'email_verified'>;
+    ctx.body = await withUsage(await deps.accounts.create(input));
   });
   router.get('/accounts/:id', async (ctx) => {
     ctx.body = await withUsage(await deps.accounts.get(ctx.params.id));
   });
   router.patch('/accounts/:id', async (ctx) => {
-    ctx.body = await withUsage(await deps.accounts.update(ctx.params.id, body(ctx)));
+    ctx.body = await withUsage(await deps.accounts.update(ctx.params.id, validateBody(AccountUpdate, body(ctx))));
   });
   router.delete('/accounts/:id', async (ctx) => {
     await deps.accounts.remove(ctx.params.id);
@@ -144,7 +129,8 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   });
   router.post('/accounts/:id/keys', async (ctx) => {
     await deps.accounts.get(ctx.params.id);
-    const { key, record } = await deps.keys.create(ctx.params.id, body(ctx));
+    const input = validateBody(ApiKeyCreate, body(ctx)) as Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>;
+    const { key, record } = await deps.keys.create(ctx.params.id, input);
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { ...keyView(record), key };
@@ -153,7 +139,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     ctx.body = keyView(await deps.keys.get(ctx.params.id));
   });
   router.patch('/keys/:id', async (ctx) => {
-    ctx.body = keyView(await deps.keys.update(ctx.params.id, body(ctx)));
+    ctx.body = keyView(await deps.keys.update(ctx.params.id, validateBody(ApiKeyUpdate, body(ctx))));
   });
   router.delete('/keys/:id', async (ctx) => {
     await deps.keys.remove(ctx.params.id);
@@ -161,15 +147,9 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   });
 
   router.get('/jobs', async (ctx) => {
-    const status = queryString(ctx, 'status');
-    if (status && !STATUSES.includes(status as JobStatus)) throw badRequest(`status must be one of ${STATUSES.join(', ')}`);
-    const limit = queryInt(ctx, 'limit', 50, 1, 200);
-    const jobs = await deps.jobs.list({
-      status: status as JobStatus | undefined,
-      account_id: queryString(ctx, 'account_id'),
-      before: queryString(ctx, 'before'),
-      limit,
-    });
+    const query = validateQuery(JobsQuery, ctx.query) as Filled<JobsQuery, 'limit'>;
+    const { limit } = query;
+    const jobs = await deps.jobs.list(query);
     const emails = await emailMap();
     ctx.body = {
       jobs: await Promise.all(jobs.map((job) => adminJob(ctx, job, emails))),
@@ -193,8 +173,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   });
 
   router.get('/usage', async (ctx) => {
-    const days = queryInt(ctx, 'days', 30, 1, 366);
-    const accountId = queryString(ctx, 'account_id');
+    const { days, account_id: accountId } = validateQuery(UsageQuery, ctx.query) as Filled<UsageQuery, 'days'>;
     if (accountId) await deps.accounts.get(accountId);
     const accounts = accountId ? [] : await deps.accounts.list();
     ctx.body = {

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
-import { badRequest } from '../errors.js';
+import { WebhooksQuery } from './schemas/admin.js';
+import { validateQuery } from './validate.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 
 /**
@@ -13,15 +14,8 @@ export function adminWebhookRoutes(router: Router, webhooks: WebhookService): vo
   const base = router.opts.prefix?.endsWith('/admin/api') ? '' : '/admin/api';
 
   router.get(`${base}/webhooks`, async (ctx) => {
-    const jobId = ctx.query.job_id;
-    if (jobId !== undefined && typeof jobId !== 'string') throw badRequest('job_id must be given once');
-    const rawLimit = ctx.query.limit;
-    let limit: number | undefined;
-    if (rawLimit !== undefined && rawLimit !== '') {
-      limit = Number(rawLimit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be a whole number from 1 to 1000');
-    }
-    ctx.body = { deliveries: await webhooks.list({ job_id: jobId || undefined, limit }) };
+    const { job_id: jobId, limit } = validateQuery(WebhooksQuery, ctx.query);
+    ctx.body = { deliveries: await webhooks.list({ job_id: jobId, limit }) };
   });
 
   router.post(`${base}/webhooks/:id/redeliver`, async (ctx) => {

@@ -11,8 +11,9 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
 import { exactRouter } from './routing.js';
+import { FILE_NAME_PATTERN } from './schemas/v1.js';
 
-const FILE_NAME = /^[A-Za-z0-9_-]{24}\.(png|jpg|webp)$/;
+const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
 const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp' };
 
 export interface FileRouteDeps {

@@ -8,7 +8,9 @@ import type { QuotaService } from '../limits/quota.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { formatIsoSeconds, nextUtcMidnight, type Clock } from '../time.js';
+import { ScreenshotQuery } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
+import { validateQuery } from './validate.js';
 import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
 import { exactRouter } from './routing.js';
 
@@ -34,14 +36,6 @@ const jsonBody = bodyParser({
     throw badRequest('The request body is not valid JSON');
   },
 });
-
-/** `include_source`: 1 or true, 0 or false, or absent; anything else is refused like a bad body field. */
-function includeSource(raw: string | string[] | undefined): boolean {
-  if (raw === undefined) return false;
-  if (raw === '1' || raw === 'true') return true;
-  if (raw === '0' || raw === 'false') return false;
-  throw badRequest('include_source must be 1, true, 0 or false (given once)');
-}
 
 /** POST /v1/screenshot, GET /v1/screenshot/:job_id and GET /v1/usage. */
 export function v1Routes(deps: V1Deps): Router {
@@ -77,7 +71,8 @@ export function v1Routes(deps: V1Deps): Router {
 
   router.get('/screenshot/:job_id', auth, async (ctx) => {
     const { account } = ctx.state.v1 as V1State;
-    const wantSource = includeSource(ctx.query.include_source);
+    const { include_source: include } = validateQuery(ScreenshotQuery, ctx.query);
+    const wantSource = include === '1' || include === 'true';
     const job = await deps.jobs.getOwned(account._id, ctx.params.job_id);
     const source = wantSource && job.status === 'completed' && job.has_page_source ? await deps.files.readSource(job._id) : undefined;
     ctx.body = toStatusResource(job, baseUrlOf(ctx, deps.settings), source);

@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
 import { notFound, ValidationError } from '../errors.js';
 import type { Store } from '../store/datastores.js';
+import { type Account, type AccountCreate, type AccountUpdate, PLANS, type Plan } from '../api/schemas/admin.js';
+import type { Filled } from '../api/validate.js';
 import { formatIsoSeconds, type Clock } from '../time.js';
 
-export type Plan = 'super_user' | 'basic';
-export const PLANS: readonly Plan[] = ['super_user', 'basic'];
+export { PLANS, type Plan };
 
 export interface AccountRecord {
   _id: string;
@@ -32,45 +33,13 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
  */
 const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
-export interface AccountInput {
-  email?: unknown;
-  email_verified?: unknown;
-  plan?: unknown;
-  daily_limit?: unknown;
-  monthly_limit?: unknown;
-}
-
-function validate(input: AccountInput, creating: boolean): Partial<AccountRecord> {
-  const known = new Set(['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit']);
-  const unknown = Object.keys(input).filter((k) => !known.has(k));
-  if (unknown.length) throw new ValidationError(`Unknown field(s): ${unknown.join(', ')}`);
-  const out: Partial<AccountRecord> = {};
-  if (input.email !== undefined || creating) {
-    if (typeof input.email !== 'string' || !EMAIL.test(input.email.trim()) || input.email.length > 254) {
-      throw new ValidationError('email must be an e-mail address');
-    }
-    if (HIDDEN_CHARACTERS.test(input.email)) {
-      throw new ValidationError('email must not contain control characters or invisible formatting characters (such as bidirectional overrides)');
-    }
-    out.email = input.email.trim().toLowerCase();
+/** The stored form of an address the schema accepted: what a schema cannot say about an e-mail. */
+function canonicalEmail(email: string): string {
+  if (!EMAIL.test(email.trim())) throw new ValidationError('email must be an e-mail address', 'email');
+  if (HIDDEN_CHARACTERS.test(email)) {
+    throw new ValidationError('email must not contain control characters or invisible formatting characters (such as bidirectional overrides)', 'email');
   }
-  if (input.email_verified !== undefined) {
-    if (typeof input.email_verified !== 'boolean') throw new ValidationError('email_verified must be true or false');
-    out.email_verified = input.email_verified;
-  }
-  if (input.plan !== undefined) {
-    if (!PLANS.includes(input.plan as Plan)) throw new ValidationError(`plan must be one of ${PLANS.join(', ')}`);
-    out.plan = input.plan as Plan;
-  }
-  for (const field of ['daily_limit', 'monthly_limit'] as const) {
-    const v = input[field];
-    if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 100_000_000) {
-      throw new ValidationError(`${field} must be a whole number from 0 to 100000000`);
-    }
-    out[field] = v;
-  }
-  return out;
+  return email.trim().toLowerCase();
 }
 
 /** Accounts: e-mail, verification, plan, limits and the webhook signing secret. */
@@ -81,17 +50,18 @@ export class AccountService {
     private readonly defaults: { dailyLimit: number; monthlyLimit: number },
   ) {}
 
-  async create(input: AccountInput): Promise<AccountRecord> {
-    const fields = validate(input, true);
-    if (await this.store.findOne({ email: fields.email })) {
-      throw new ValidationError(`email ${fields.email} already has an account`);
+  /** A new account from a body the AccountCreate schema accepted, with its defaults filled in. */
+  async create(input: Filled<AccountCreate, 'plan' | 'email_verified'>): Promise<AccountRecord> {
+    const email = canonicalEmail(input.email);
+    if (await this.store.findOne({ email })) {
+      throw new ValidationError(`email ${email} already has an account`, 'email');
     }
     return (await this.store.insert({
-      email: fields.email,
-      email_verified: fields.email_verified ?? false,
-      plan: fields.plan ?? 'super_user',
-      daily_limit: fields.daily_limit ?? this.defaults.dailyLimit,
-      monthly_limit: fields.monthly_limit ?? this.defaults.monthlyLimit,
+      email,
+      email_verified: input.email_verified,
+      plan: input.plan,
+      daily_limit: input.daily_limit ?? this.defaults.dailyLimit,
+      monthly_limit: input.monthly_limit ?? this.defaults.monthlyLimit,
       created_at: this.clock.now(),
       webhook_secret: generateWebhookSecret(),
     })) as AccountRecord;
@@ -111,8 +81,10 @@ export class AccountService {
     return account;
   }
 
-  async update(id: string, input: AccountInput): Promise<AccountRecord> {
-    const fields = validate(input, false);
+  /** Changes an account from a body the AccountUpdate schema accepted. */
+  async update(id: string, input: AccountUpdate): Promise<AccountRecord> {
+    const fields: Partial<AccountRecord> = { ...input };
+    if (input.email !== undefined) fields.email = canonicalEmail(input.email);
     const current = await this.get(id);
     if (fields.email && fields.email !== current.email && (await this.store.findOne({ email: fields.email }))) {
       throw new ValidationError(`email ${fields.email} already has an account`);
@@ -159,7 +131,7 @@ export class AccountService {
 }
 
 /** The admin API's view of an account (never the secret). */
-export function accountView(account: AccountRecord, usage: { today: number; month: number }) {
+export function accountView(account: AccountRecord, usage: { today: number; month: number }): Account {
   return {
     id: account._id,
     email: account.email,

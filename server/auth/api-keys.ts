@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { notFound, ValidationError } from '../errors.js';
 import type { Store } from '../store/datastores.js';
+import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../api/schemas/admin.js';
+import type { Filled } from '../api/validate.js';
 import { formatIsoSeconds, type Clock } from '../time.js';
 import { canonicalWhitelist } from './ip-whitelist.js';
 
@@ -24,11 +26,9 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 const hashKey = (key: string) => crypto.createHash('sha256').update(key).digest();
 
-function validateName(name: unknown): string {
-  if (name === undefined) return 'API key';
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100) {
-    throw new ValidationError('name must be a text of 1 to 100 characters');
-  }
+/** A name the schema accepted, trimmed; only blanks is no name. */
+function keyName(name: string): string {
+  if (name.trim().length === 0) throw new ValidationError('name must be a text of 1 to 100 characters', 'name');
   return name.trim();
 }
 
@@ -44,11 +44,10 @@ export class ApiKeyService {
     private readonly clock: Clock,
   ) {}
 
-  async create(accountId: string, input: { name?: unknown; ip_whitelist?: unknown }): Promise<{ key: string; record: KeyRecord }> {
-    const unknown = Object.keys(input).filter((k) => k !== 'name' && k !== 'ip_whitelist');
-    if (unknown.length) throw new ValidationError(`Unknown field(s): ${unknown.join(', ')}`);
-    const name = validateName(input.name);
-    const ip_whitelist = input.ip_whitelist === undefined ? [] : canonicalWhitelist(input.ip_whitelist);
+  /** A new key from a body the ApiKeyCreate schema accepted, with its defaults filled in. */
+  async create(accountId: string, input: Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>): Promise<{ key: string; record: KeyRecord }> {
+    const name = keyName(input.name);
+    const ip_whitelist = canonicalWhitelist(input.ip_whitelist);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
     const record = (await this.store.insert({
       account_id: accountId,
@@ -73,16 +72,14 @@ export class ApiKeyService {
     return record;
   }
 
-  async update(id: string, input: { name?: unknown; ip_whitelist?: unknown; revoked?: unknown }): Promise<KeyRecord> {
-    const unknown = Object.keys(input).filter((k) => !['name', 'ip_whitelist', 'revoked'].includes(k));
-    if (unknown.length) throw new ValidationError(`Unknown field(s): ${unknown.join(', ')}`);
+  /** Changes a key from a body the ApiKeyUpdate schema accepted. */
+  async update(id: string, input: ApiKeyUpdate): Promise<KeyRecord> {
     const current = await this.get(id);
     const set: Partial<KeyRecord> = {};
-    if (input.name !== undefined) set.name = validateName(input.name);
+    if (input.name !== undefined) set.name = keyName(input.name);
     if (input.ip_whitelist !== undefined) set.ip_whitelist = canonicalWhitelist(input.ip_whitelist);
     if (input.revoked !== undefined) {
-      if (typeof input.revoked !== 'boolean') throw new ValidationError('revoked must be true or false');
-      if (current.revoked && !input.revoked) throw new ValidationError('revoked: a revoked key cannot be restored; create a new one');
+      if (current.revoked && !input.revoked) throw new ValidationError('revoked: a revoked key cannot be restored; create a new one', 'revoked');
       set.revoked = input.revoked;
     }
     await this.store.update({ _id: id }, { $set: set });
@@ -123,7 +120,7 @@ export class ApiKeyService {
 }
 
 /** The admin API's view of a key (never the hash). */
-export function keyView(record: KeyRecord) {
+export function keyView(record: KeyRecord): ApiKey {
   return {
     id: record._id,
     account_id: record.account_id,

@@ -29,13 +29,15 @@ export function JobDetailsDialog({ jobId, initial, onClose }: { jobId: string; i
 }
 
 function JobDetails({ job }: { job: AdminJob }) {
+  // Only a completed job has an image, a completion time and a page source.
+  const done = job.status === 'completed' ? job : undefined;
   return (
     <div class="job-details">
       <div class="job-details-top">
         <div class="job-preview">
-          {job.screenshot_url && !job.expired ? (
-            <a href={job.screenshot_url} target="_blank" rel="noopener noreferrer">
-              <img src={job.screenshot_url} alt={`Screenshot of ${job.url}`} />
+          {done && !job.expired ? (
+            <a href={done.screenshot_url} target="_blank" rel="noopener noreferrer">
+              <img src={done.screenshot_url} alt={`Screenshot of ${job.url}`} />
             </a>
           ) : (
             <div class="thumb-empty preview-empty">{job.expired ? 'The image has expired (retention).' : job.status === 'failed' ? 'No image: the capture failed.' : 'No image yet.'}</div>
@@ -64,10 +66,10 @@ function JobDetails({ job }: { job: AdminJob }) {
           </dd>
           <dt>Created</dt>
           <dd>{formatAbsolute(job.created_at)}</dd>
-          {job.completed_at && (
+          {done && (
             <>
               <dt>Completed</dt>
-              <dd>{formatAbsolute(job.completed_at)}</dd>
+              <dd>{formatAbsolute(done.completed_at)}</dd>
             </>
           )}
           <dt>Took</dt>
@@ -82,13 +84,13 @@ function JobDetails({ job }: { job: AdminJob }) {
         </div>
       )}
       <div class="button-row">
-        {job.screenshot_url && !job.expired && (
-          <a class="button" href={job.screenshot_url} target="_blank" rel="noopener noreferrer">
+        {done && !job.expired && (
+          <a class="button" href={done.screenshot_url} target="_blank" rel="noopener noreferrer">
             Open image
           </a>
         )}
       </div>
-      {job.has_page_source && !job.expired && <PageSource jobId={job.job_id} />}
+      {done?.has_page_source && !job.expired && <PageSource jobId={job.job_id} />}
       {job.callback_url && <Webhooks job={job} />}
     </div>
   );

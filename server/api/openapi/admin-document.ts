@@ -1,6 +1,17 @@
-import { PLANS } from '../../auth/accounts.js';
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
-import { ERROR_SCHEMA, ISO_SECONDS, JOB_STATUS, QUEUE_STATS, count, jobOneOf, jobVariants, type JsonSchema } from './shared-schemas.js';
+import {
+  ADMIN_SCHEMAS,
+  AccountCreate,
+  AccountUpdate,
+  ApiKeyCreate,
+  ApiKeyUpdate,
+  JobsQuery,
+  SessionOpen,
+  SettingsUpdate,
+  UsageQuery,
+  WebhooksQuery,
+} from '../schemas/admin.js';
+import { componentSchemas, jobOneOf, plain, queryParameters, type JsonSchema } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -19,66 +30,11 @@ const ok = (description: string, body: JsonSchema) => ({ '200': { description, c
 const body = (s: JsonSchema) => ({ required: true, content: json(s) });
 const noContent = { '204': { description: 'Done' } };
 
-const ACCOUNT_FIELDS: Record<string, JsonSchema> = {
-  email: { type: 'string', maxLength: 254, description: 'Stored lower-case; unique' },
-  email_verified: { type: 'boolean' },
-  plan: { type: 'string', enum: [...PLANS], description: 'Only super_user may use the v1 API' },
-  daily_limit: { type: 'integer', minimum: 0, maximum: 100_000_000 },
-  monthly_limit: { type: 'integer', minimum: 0, maximum: 100_000_000 },
-};
-
-const SETTINGS_FIELDS: Record<string, JsonSchema> = {
-  concurrency: { type: 'integer', minimum: 1, maximum: 64, description: 'Captures at once' },
-  queue_limit: { type: 'integer', minimum: 1, maximum: 100_000 },
-  navigation_timeout_ms: { type: 'integer', minimum: 1000, maximum: 300_000 },
-  capture_timeout_ms: { type: 'integer', minimum: 1000, maximum: 300_000 },
-  retention_days: { type: 'integer', minimum: 1, maximum: 3650 },
-  full_page_max_height: { type: 'integer', minimum: 1000, maximum: 100_000 },
-  egress_allow: { type: 'array', items: { type: 'string' }, description: 'CIDR ranges allowed although denied by default, as the admin saved them' },
-  egress_allow_command_line: {
-    type: 'array',
-    items: { type: 'string' },
-    readOnly: true,
-    description: 'Ranges allowed at start by --egress-allow or SCREENSHOT_EGRESS_ALLOW; never saved. An update may send them back unchanged, never different',
-  },
-  egress_deny_lan: { type: 'boolean', description: 'Deny RFC 1918 and fc00::/7 targets too' },
-  public_base_url: { type: ['string', 'null'], description: 'Base of absolute addresses in responses; null: from the Host header' },
-};
-
-const API_KEY = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'account_id', 'name', 'prefix', 'ip_whitelist', 'created_at', 'last_used_at', 'revoked'],
-  properties: {
-    id: { type: 'string' },
-    account_id: { type: 'string' },
-    name: { type: 'string', minLength: 1, maxLength: 100 },
-    prefix: { type: 'string', description: 'The first characters of the key, to recognise it' },
-    ip_whitelist: { type: 'array', items: { type: 'string' }, description: 'Addresses and CIDR ranges; empty allows all' },
-    created_at: ISO_SECONDS,
-    last_used_at: { oneOf: [ISO_SECONDS, { type: 'null' }] },
-    revoked: { type: 'boolean' },
-  } as Record<string, JsonSchema>,
-};
-
 /**
  * The OpenAPI 3.1 document of the admin API, served at GET /admin/api/openapi.json behind
  * the admin authentication. `baseUrl` is the origin the admin reaches the service at.
  */
 export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
-  const variants = jobVariants({
-    properties: {
-      account_id: { type: 'string' },
-      email: { type: ['string', 'null'], description: "The account's e-mail; null once the account is deleted" },
-      device: { type: 'string', enum: ['desktop', 'tablet', 'mobile'] },
-      format: { type: 'string', enum: ['png', 'jpeg', 'webp'] },
-      callback_url: { type: ['string', 'null'] },
-      duration_ms: { type: ['integer', 'null'], minimum: 0 },
-      blocked_requests: count('Sub-requests the egress guard refused'),
-      expired: { type: 'boolean' },
-    },
-    required: ['account_id', 'email', 'device', 'format', 'callback_url', 'duration_ms', 'blocked_requests', 'expired'],
-  });
   return {
     openapi: '3.1.0',
     info: {
@@ -99,7 +55,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           operationId: 'openSession',
           summary: 'Exchange the admin token for the session cookie',
           security: [],
-          requestBody: body({ type: 'object', required: ['token'], properties: { token: { type: 'string' } } }),
+          requestBody: body(plain(SessionOpen)),
           responses: {
             '204': { description: `Sets the HttpOnly, SameSite=Strict cookie ${SESSION_COOKIE}` },
             '400': ref('responses', 'BadRequest'),
@@ -132,7 +88,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         post: {
           operationId: 'createAccount',
           summary: 'Create an account',
-          requestBody: body(schema('AccountCreate')),
+          requestBody: body(plain(AccountCreate)),
           responses: { '201': { description: 'Created', content: json(schema('Account')) }, ...ERRORS },
         },
       },
@@ -142,7 +98,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         patch: {
           operationId: 'updateAccount',
           summary: 'Change an account',
-          requestBody: body(schema('AccountUpdate')),
+          requestBody: body(plain(AccountUpdate)),
           responses: { ...ok('The account', schema('Account')), ...ERRORS_404 },
         },
         delete: { operationId: 'deleteAccount', summary: 'Delete an account and revoke its keys', responses: { ...noContent, ...ERRORS_404 } },
@@ -166,7 +122,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         post: {
           operationId: 'createKey',
           summary: 'Create an API key; the key is in the answer this once',
-          requestBody: body(schema('ApiKeyCreate')),
+          requestBody: body(plain(ApiKeyCreate)),
           responses: { '201': { description: 'Created', content: json(schema('ApiKeyCreated')) }, ...ERRORS_404 },
         },
       },
@@ -176,7 +132,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         patch: {
           operationId: 'updateKey',
           summary: 'Rename, change the whitelist or revoke',
-          requestBody: body(schema('ApiKeyUpdate')),
+          requestBody: body(plain(ApiKeyUpdate)),
           responses: { ...ok('The key', schema('ApiKey')), ...ERRORS_404 },
         },
         delete: { operationId: 'deleteKey', summary: 'Delete an API key', responses: { ...noContent, ...ERRORS_404 } },
@@ -185,12 +141,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         get: {
           operationId: 'listJobs',
           summary: 'Job history, newest first',
-          parameters: [
-            { name: 'status', in: 'query', schema: JOB_STATUS },
-            { name: 'account_id', in: 'query', schema: { type: 'string' } },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-            { name: 'before', in: 'query', schema: { type: 'string' }, description: 'next_before of the previous page' },
-          ],
+          parameters: queryParameters(JobsQuery),
           responses: {
             ...ok('A page of jobs', {
               type: 'object',
@@ -218,10 +169,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         get: {
           operationId: 'getUsageByDay',
           summary: 'Calls per day, in total and per account (or for one account)',
-          parameters: [
-            { name: 'account_id', in: 'query', schema: { type: 'string' } },
-            { name: 'days', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 366, default: 30 } },
-          ],
+          parameters: queryParameters(UsageQuery),
           responses: { ...ok('Calls per day', schema('UsageByDay')), ...ERRORS_404 },
         },
       },
@@ -230,7 +178,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         put: {
           operationId: 'updateSettings',
           summary: 'Change some settings; the others keep their values',
-          requestBody: body(schema('SettingsUpdate')),
+          requestBody: body(plain(SettingsUpdate)),
           responses: { ...ok('The settings', schema('Settings')), ...ERRORS },
         },
       },
@@ -238,10 +186,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         get: {
           operationId: 'listWebhookDeliveries',
           summary: 'Webhook deliveries with their attempts, newest first',
-          parameters: [
-            { name: 'job_id', in: 'query', schema: { type: 'string' } },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
-          ],
+          parameters: queryParameters(WebhooksQuery),
           responses: {
             ...ok('The deliveries', {
               type: 'object',
@@ -281,146 +226,8 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(schema('Error')) },
       },
       schemas: {
-        Error: ERROR_SCHEMA,
-        Account: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['id', 'email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit', 'created_at', 'calls_today', 'calls_this_month'],
-          properties: {
-            id: { type: 'string' },
-            ...ACCOUNT_FIELDS,
-            created_at: ISO_SECONDS,
-            calls_today: count('Calls made today (UTC)'),
-            calls_this_month: count('Calls made this month (UTC)'),
-          },
-        },
-        AccountCreate: { type: 'object', additionalProperties: false, required: ['email'], properties: ACCOUNT_FIELDS },
-        AccountUpdate: { type: 'object', additionalProperties: false, properties: ACCOUNT_FIELDS },
-        WebhookSecret: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['secret'],
-          properties: { secret: { type: 'string', pattern: '^whsec_' } },
-        },
-        ApiKey: API_KEY,
-        ApiKeyCreate: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            name: { type: 'string', minLength: 1, maxLength: 100, default: 'API key' },
-            ip_whitelist: { type: 'array', items: { type: 'string' }, default: [] },
-          },
-        },
-        ApiKeyCreated: {
-          ...API_KEY,
-          required: [...API_KEY.required, 'key'],
-          properties: { ...API_KEY.properties, key: { type: 'string', pattern: '^sa_[A-Za-z0-9_-]{43}$', description: 'Shown this once' } },
-        },
-        ApiKeyUpdate: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            name: { type: 'string', minLength: 1, maxLength: 100 },
-            ip_whitelist: { type: 'array', items: { type: 'string' } },
-            revoked: { type: 'boolean', description: 'true revokes; a revoked key cannot be restored' },
-          },
-        },
+        ...componentSchemas(ADMIN_SCHEMAS),
         AdminJob: jobOneOf('AdminJob'),
-        AdminJobPending: variants.pending,
-        AdminJobProcessing: variants.processing,
-        AdminJobCompleted: variants.completed,
-        AdminJobFailed: variants.failed,
-        UsageByDay: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['days', 'accounts'],
-          properties: {
-            days: schema('DayCounts'),
-            accounts: {
-              type: 'array',
-              description: 'Empty when account_id is given',
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['account_id', 'email', 'days'],
-                properties: { account_id: { type: 'string' }, email: { type: 'string' }, days: schema('DayCounts') },
-              },
-            },
-          },
-        },
-        DayCounts: {
-          type: 'array',
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['date', 'count'],
-            properties: { date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }, count: count('Calls that day') },
-          },
-        },
-        Settings: { type: 'object', additionalProperties: false, required: Object.keys(SETTINGS_FIELDS), properties: SETTINGS_FIELDS },
-        SettingsUpdate: { type: 'object', additionalProperties: false, properties: SETTINGS_FIELDS },
-        QueueStats: QUEUE_STATS,
-        WebhookDelivery: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['id', 'job_id', 'account_id', 'url', 'type', 'status', 'attempts', 'next_attempt_at', 'created_at', 'completed_at'],
-          properties: {
-            id: { type: 'string', description: 'Also the webhook-id header, the same on every attempt' },
-            job_id: { type: 'string' },
-            account_id: { type: 'string' },
-            url: { type: 'string' },
-            type: { type: 'string', enum: ['screenshot.completed', 'screenshot.failed'] },
-            status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
-            attempts: {
-              type: 'array',
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['at', 'status_code', 'error', 'duration_ms', 'manual'],
-                properties: {
-                  at: ISO_SECONDS,
-                  status_code: { type: ['integer', 'null'], description: "The receiver's status; null when none came" },
-                  error: { type: ['string', 'null'] },
-                  duration_ms: { type: 'integer', minimum: 0 },
-                  manual: { type: 'boolean', description: 'Asked for by the admin; does not use up the schedule' },
-                },
-              },
-            },
-            next_attempt_at: { oneOf: [ISO_SECONDS, { type: 'null' }] },
-            created_at: ISO_SECONDS,
-            completed_at: { oneOf: [ISO_SECONDS, { type: 'null' }] },
-          },
-        },
-        Status: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['queue', 'engine', 'captures_per_hour', 'api_base_url'],
-          properties: {
-            queue: schema('QueueStats'),
-            engine: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['name', 'version', 'ready', 'browsers', 'browsers_ready'],
-              properties: {
-                name: { type: 'string' },
-                version: { type: ['string', 'null'] },
-                ready: { type: 'boolean', description: 'True while any browser is up and taking captures' },
-                browsers: { type: 'integer', minimum: 1, description: 'Browser processes the captures are shared among (--browsers)' },
-                browsers_ready: { type: 'integer', minimum: 0, description: 'Of those, how many are up now' },
-              },
-            },
-            captures_per_hour: {
-              type: 'array',
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['hour', 'completed', 'failed'],
-                properties: { hour: ISO_SECONDS, completed: count('Jobs completed that hour'), failed: count('Jobs failed that hour') },
-              },
-            },
-            api_base_url: { type: 'string', format: 'uri' },
-          },
-        },
       },
     },
   };

@@ -1,16 +1,6 @@
-import { MAX_URL_LENGTH } from '../screenshot-params.js';
-import {
-  DEVICE,
-  ERROR_SCHEMA,
-  ISO_SECONDS,
-  JOB_ID,
-  PRESET,
-  RATE_LIMIT_ERROR_SCHEMA,
-  count,
-  jobOneOf,
-  jobVariants,
-  type JsonSchema,
-} from './shared-schemas.js';
+import { Type } from 'typebox';
+import { FILE_NAME_PATTERN, JobCompleted, JobFailed, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
+import { componentSchemas, jobOneOf, plain, queryParameters, type JsonSchema } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -33,12 +23,21 @@ const AUTH_ERRORS = {
   '500': ref('responses', 'InternalError'),
 };
 
+/** What a callback_url receives when a job ends. */
+const WebhookEvent = Type.Object(
+  {
+    type: Type.Enum(['screenshot.completed', 'screenshot.failed']),
+    timestamp: Type.String({ format: 'date-time', description: 'When the job ended, ISO 8601 in UTC' }),
+    data: Type.Union([JobCompleted, JobFailed], { description: 'The job, without page_source' }),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * The OpenAPI 3.1 document of the v1 API, served at GET /v1/openapi.json. `baseUrl` is the
  * origin clients reach the service at (the configured public base URL or the request's).
  */
 export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
-  const variants = jobVariants();
   return {
     openapi: '3.1.0',
     info: {
@@ -70,7 +69,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
             'Queues one job per device; the response names the first one in `job_id`/`status_url` and all of them in ' +
             '`jobs`. Each job counts as one call against the daily and monthly limits; a request that would pass a limit is ' +
             'refused whole.',
-          requestBody: { required: true, content: json(ref('schemas', 'ScreenshotRequest')) },
+          requestBody: { required: true, content: json(plain(ScreenshotRequest)) },
           responses: {
             '201': {
               description: 'The jobs were queued',
@@ -96,13 +95,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
           summary: 'Status and result of a job',
           parameters: [
             { name: 'job_id', in: 'path', required: true, schema: { type: 'string' }, description: 'From the create response' },
-            {
-              name: 'include_source',
-              in: 'query',
-              required: false,
-              schema: { type: 'string', enum: ['1', 'true', '0', 'false'] },
-              description: 'When 1 or true, a completed job includes `page_source` (can be large); any other value is a 400',
-            },
+            ...queryParameters(ScreenshotQuery),
           ],
           responses: {
             '200': { description: 'The job', headers: RATE_HEADERS, content: json(ref('schemas', 'ScreenshotJob')) },
@@ -130,7 +123,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
           description: 'Needs no key: the random file name is the capability, so the address can go straight into an <img>.',
           security: [],
           parameters: [
-            { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.(png|jpg|webp)$' } },
+            { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: FILE_NAME_PATTERN } },
             { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
           ],
           responses: {
@@ -167,6 +160,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
     webhooks: {
       screenshotEnded: {
         post: {
+          operationId: 'screenshotEnded',
           summary: 'A job ended (completed or failed)',
           description:
             'POSTed to the job\'s `callback_url`, signed per Standard Webhooks with the account\'s `whsec_` secret: ' +
@@ -211,83 +205,8 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(ref('schemas', 'Error')) },
       },
       schemas: {
-        Error: ERROR_SCHEMA,
-        RateLimitError: RATE_LIMIT_ERROR_SCHEMA,
-        ScreenshotRequest: {
-          type: 'object',
-          required: ['url'],
-          additionalProperties: false,
-          description: 'Any field not listed is refused with 400 naming it.',
-          properties: {
-            url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http:// or https:// address to capture' },
-            devices: {
-              type: 'array',
-              minItems: 1,
-              maxItems: 16,
-              items: { type: 'string', enum: ['desktop', 'tablet', 'mobile', 'all'] },
-              default: ['desktop'],
-              description: '`all` is every device; duplicates collapse; order is kept',
-            },
-            callback_url: { type: ['string', 'null'], maxLength: 2048, description: 'Webhook address notified when each job ends' },
-            full_page: { type: 'boolean', default: false, description: 'Capture the whole page height (up to 16384 CSS px)' },
-            googlebot: { type: 'boolean', default: false, description: "Load the page with Googlebot's user agent" },
-            width: { type: 'integer', minimum: 320, maximum: 3840, description: 'Viewport width override, CSS px' },
-            height: { type: 'integer', minimum: 240, maximum: 4320, description: 'Viewport height override, CSS px' },
-            format: { type: 'string', enum: ['png', 'jpeg', 'webp'], default: 'png' },
-            quality: { type: 'integer', minimum: 1, maximum: 100, description: 'jpeg and webp only; 80 when absent' },
-          },
-        },
-        ScreenshotCreated: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['job_id', 'status', 'devices', 'full_page', 'googlebot', 'estimated_time_seconds', 'status_url', 'jobs'],
-          properties: {
-            job_id: JOB_ID,
-            status: { const: 'pending' },
-            devices: { type: 'array', minItems: 1, items: DEVICE },
-            full_page: { type: 'boolean' },
-            googlebot: { type: 'boolean' },
-            estimated_time_seconds: { type: 'integer', minimum: 1 },
-            status_url: { type: 'string', format: 'uri' },
-            jobs: {
-              type: 'array',
-              minItems: 1,
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['job_id', 'device', 'preset', 'status_url'],
-                properties: { job_id: JOB_ID, device: DEVICE, preset: PRESET, status_url: { type: 'string', format: 'uri' } },
-              },
-            },
-          },
-        },
+        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent }),
         ScreenshotJob: jobOneOf('Job'),
-        JobPending: variants.pending,
-        JobProcessing: variants.processing,
-        JobCompleted: variants.completed,
-        JobFailed: variants.failed,
-        Usage: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['calls_today', 'calls_this_month', 'daily_limit', 'monthly_limit', 'reset_at'],
-          properties: {
-            calls_today: count('Calls made today (UTC)'),
-            calls_this_month: count('Calls made this month (UTC)'),
-            daily_limit: count('Daily call limit'),
-            monthly_limit: count('Monthly call limit (enforced)'),
-            reset_at: ISO_SECONDS,
-          },
-        },
-        WebhookEvent: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['type', 'timestamp', 'data'],
-          properties: {
-            type: { type: 'string', enum: ['screenshot.completed', 'screenshot.failed'] },
-            timestamp: { type: 'string', format: 'date-time', description: 'When the job ended, ISO 8601 in UTC' },
-            data: { oneOf: [ref('schemas', 'JobCompleted'), ref('schemas', 'JobFailed')], description: 'The job, without page_source' },
-          },
-        },
       },
     },
   };

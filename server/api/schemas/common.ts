@@ -1,0 +1,126 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { DEVICE_NAMES } from '../../capture/presets.js';
+
+// Shapes both APIs share. Every request and response shape of v1 and the admin API is
+// declared once, as a TypeBox schema: ajv validates requests against it (validate.ts), the
+// OpenAPI documents are assembled from it, and the TypeScript types of handlers and of the
+// control panel are derived from it with Static<>.
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the v1 specification's timestamp pattern. */
+export const SpecTime = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$',
+  description: 'UTC, YYYY-MM-DD HH:MM:SS',
+  examples: ['2026-11-20 14:03:11'],
+});
+
+/** `YYYY-MM-DDTHH:MM:SSZ`, ISO 8601 in UTC without fractions. */
+export const IsoSeconds = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
+  description: 'ISO 8601 in UTC, YYYY-MM-DDTHH:MM:SSZ',
+  examples: ['2026-11-21T00:00:00Z'],
+});
+
+export const JobId = Type.String({ pattern: '^job_[0-9a-f]{24}$', examples: ['job_5f0c3a1e9b7d2c4f6a8e0b1d'] });
+
+export const Device = Type.Enum([...DEVICE_NAMES]);
+export const Preset = Type.Enum(['desktop', 'tablet_landscape', 'mobile']);
+export const JobStatus = Type.Enum(['pending', 'processing', 'completed', 'failed']);
+export type JobStatus = Static<typeof JobStatus>;
+export const ImageFormat = Type.Enum(['png', 'jpeg', 'webp']);
+
+/** A non-negative integer counter. */
+export const Count = (description: string) => Type.Integer({ minimum: 0, description });
+
+/** `T` or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * `{error, message}`, the body of every error. `retry_after` is present on 429 only; the
+ * 429 variant requires it.
+ */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'Short error title, e.g. "Bad request", "IP not allowed"' }),
+    message: Type.String({ description: 'Human-readable explanation; for 400 it names the offending field' }),
+    retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait before retrying (429 only)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const RateLimitErrorBody = Type.Object(
+  {
+    error: Type.Literal('Rate limit exceeded'),
+    message: Type.String({ description: 'Names the limit that was reached' }),
+    retry_after: Type.Integer({ minimum: 1, description: 'Seconds to wait; the Retry-After header says the same' }),
+  },
+  { additionalProperties: false },
+);
+
+/** Fields of a job every status carries, as the status endpoint returns them. */
+const jobBase = {
+  job_id: JobId,
+  url: Type.String({ description: 'The URL being captured, normalised' }),
+  preset: Preset,
+  full_page: Type.Boolean(),
+  googlebot: Type.Boolean(),
+  created_at: SpecTime,
+};
+
+const completedFields = {
+  screenshot_url: Type.String({
+    format: 'uri',
+    description: 'Unguessable image address, served without the API key until the retention period ends',
+  }),
+  completed_at: SpecTime,
+  has_page_source: Type.Boolean(),
+  page_source: Type.Optional(Type.String({ description: 'The page HTML; only with include_source=1 and when stored' })),
+  truncated: Type.Optional(
+    Type.Literal(true, {
+      description: 'Present when a full page was cut: taller than the height cap, or past the pixel limit of a capture',
+    }),
+  ),
+  expired: Type.Optional(Type.Boolean({ description: 'True once the retention period has removed the image' })),
+};
+
+/**
+ * One schema per job status, with the specification's presence rules: screenshot_url,
+ * completed_at and has_page_source only when completed, error only when failed,
+ * page_source only when asked for. `extra` adds fields (the admin view's).
+ */
+export function jobVariants<P extends Record<string, TSchema>>(extra: P) {
+  return {
+    pending: Type.Object(
+      { ...jobBase, status: Type.Literal('pending'), progress: Type.Literal(0), ...extra },
+      { additionalProperties: false },
+    ),
+    processing: Type.Object(
+      {
+        ...jobBase,
+        status: Type.Literal('processing'),
+        progress: Type.Integer({ minimum: 0, maximum: 99, description: '10 started, 40 page loaded, 70 captured, 90 stored' }),
+        ...extra,
+      },
+      { additionalProperties: false },
+    ),
+    completed: Type.Object(
+      { ...jobBase, status: Type.Literal('completed'), progress: Type.Literal(100), ...completedFields, ...extra },
+      { additionalProperties: false },
+    ),
+    failed: Type.Object(
+      { ...jobBase, status: Type.Literal('failed'), progress: Type.Literal(0), error: Type.String({ description: 'Why the capture failed' }), ...extra },
+      { additionalProperties: false },
+    ),
+  };
+}
+
+export const QueueStats = Type.Object(
+  {
+    pending: Count('Jobs waiting'),
+    running: Count('Jobs being captured'),
+    concurrency: Type.Integer({ minimum: 1 }),
+    limit: Type.Integer({ minimum: 1, description: 'Jobs waiting or running before POST /v1/screenshot answers 503' }),
+    paused: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type QueueStats = Static<typeof QueueStats>;
