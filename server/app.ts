@@ -1,13 +1,14 @@
-import Koa from 'koa';
 import type Router from '@koa/router';
-import { errorMiddleware } from './errors.js';
+import Koa from 'koa';
+
 import { accessLog } from './api/access-log.js';
 import { adminNetworkGuard } from './api/admin-auth.js';
 import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
 import { fileRoutes } from './api/file-routes.js';
-import { adminOpenApiRoute, v1OpenApiRoutes } from './api/openapi.js';
+import { v1OpenApiRoutes } from './api/openapi.js';
 import { v1Routes } from './api/v1-routes.js';
+import { errorMiddleware } from './errors.js';
 import type { Services } from './services.js';
 
 function mount(app: Koa, router: Router) {
@@ -46,7 +47,7 @@ export function createApp(services: Services): Koa {
 
   const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
   app.use(adminStatic(services.rendererDir ?? findRendererDir(), adminNetworkGuard(adminDeps)));
-  for (const router of adminRoutes({ ...deps, ...adminDeps, extraRoutes: [...services.adminExtraRoutes, adminOpenApiRoute(deps)] })) {
+  for (const router of adminRoutes({ ...deps, ...adminDeps })) {
     mount(app, router);
   }
   return app;

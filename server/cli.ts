@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
 import { ChromiumNotFoundError } from './capture/chromium-path.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { type Config,ConfigError, loadConfig } from './config.js';
 import { createLogger, type LogLevel } from './logger.js';
 import { startServer } from './server.js';
 import { DataDirLockedError } from './store/data-lock.js';
@@ -60,7 +61,7 @@ function number(name: string, raw: string | undefined): number | undefined {
   return n;
 }
 
-async function serve(values: Record<string, any>): Promise<void> {
+async function serve(values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values']): Promise<void> {
   const overrides: Partial<Config> = {
     host: values.host,
     port: number('port', values.port),
@@ -98,6 +99,8 @@ async function serve(values: Record<string, any>): Promise<void> {
 }
 
 /** Calls the admin API of the server that owns the data directory. */
+// The admin API's answers, printed or read by field as the commands need them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function admin(dataDir: string, method: string, route: string, body?: unknown): Promise<any> {
   let url: string;
   let token: string;

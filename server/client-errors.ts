@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+
 import { ERROR_TITLES } from './errors.js';
 
 /** How Node's HTTP parser failures are answered: the status, and what to tell the client. */

@@ -1,5 +1,7 @@
 import type { Context, Next } from 'koa';
 
+import { loggedPath } from './api/access-log.js';
+
 /** Public titles for each status, as the v1 specification and DESIGN.md name them. */
 export const ERROR_TITLES: Record<number, string> = {
   400: 'Bad request',
@@ -68,7 +70,7 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void) {
     } catch (err) {
       const apiError = toApiError(err);
       // 503 (queue full) and 507 (disk full) are conditions, said once where they arise; a 500 is a fault.
-      if (apiError.status >= 500 && apiError.status !== 503 && apiError.status !== 507) log(`${ctx.method} ${ctx.path} failed`, err);
+      if (apiError.status >= 500 && apiError.status !== 503 && apiError.status !== 507) log(`${ctx.method} ${loggedPath(ctx.path)} failed`, err);
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
       // An error describes one moment; no cache should keep it.

@@ -12,7 +12,7 @@
  * cookie or credential in a line: the fields named in REDACTED are masked as a safety net,
  * not as permission.
  */
-import { pino, stdTimeFunctions, type Logger as PinoLogger } from 'pino';
+import { type Logger as PinoLogger,pino, stdTimeFunctions } from 'pino';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+
 import { createApp } from './app.js';
 import { answerClientError } from './client-errors.js';
 import type { Config } from './config.js';

@@ -1,28 +1,26 @@
-import type Router from '@koa/router';
-import type { Config } from './config.js';
 import { AccountService } from './auth/accounts.js';
 import { loadOrCreateAdminToken } from './auth/admin-token.js';
 import { ApiKeyService } from './auth/api-keys.js';
-import type { CaptureEngine } from './capture/engine.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
 import { findChromium } from './capture/chromium-path.js';
+import type { CaptureEngine } from './capture/engine.js';
 import { EnginePool } from './capture/engine-pool.js';
+import type { Config } from './config.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
-import { startEgressProxy, type EgressProxy } from './egress/proxy.js';
+import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { JobEnds } from './jobs/job-ends.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
-import { createLogger, lineLogger, toLineLog, type LineLog, type Logger } from './logger.js';
-import { allowedRanges, SettingsService, settingsFromConfig } from './settings.js';
+import { createLogger, type LineLog, lineLogger, type Logger,toLineLog } from './logger.js';
+import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { compactStores, openStores, type Stores } from './store/datastores.js';
 import { FileStore } from './store/file-store.js';
-import { systemClock, type Clock } from './time.js';
-import { adminWebhookRoutes } from './api/admin-webhooks.js';
+import { type Clock,systemClock } from './time.js';
 import { notifyJobEnded } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
@@ -74,7 +72,6 @@ export interface Services {
   egressProxyUrl: string | undefined;
   adminToken: string;
   rendererDir?: string;
-  adminExtraRoutes: Array<(router: Router) => void>;
   isReady(): boolean;
   start(): Promise<void>;
   /** Graceful: stop taking jobs, let running ones finish (or re-queue them), flush the stores. */
@@ -162,7 +159,6 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       webhooks,
       egressProxyUrl,
       adminToken,
-      adminExtraRoutes: [(router) => adminWebhookRoutes(router, webhooks)],
       isReady: () => started && engine.isReady(),
       async start() {
         await engine.start();

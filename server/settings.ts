@@ -1,9 +1,9 @@
-import { ValidationError } from './errors.js';
-import type { Config } from './config.js';
-import { canonicalEntry } from './auth/ip-whitelist.js';
-import type { Store } from './store/datastores.js';
 import { type Settings, SettingsUpdate } from './api/schemas/admin.js';
 import { validateBody } from './api/validate.js';
+import { canonicalEntry } from './auth/ip-whitelist.js';
+import type { Config } from './config.js';
+import { ValidationError } from './errors.js';
+import type { Store } from './store/datastores.js';
 
 export type { Settings };
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createLogger, lineLogger, silentLogger, toLineLog } from '../server/logger.js';
 
 function sink(isTTY?: boolean) {

@@ -5,7 +5,7 @@
 import type { Account, AdminJob, ApiKey, ApiKeyCreated, Plan, Settings, Status, UsageByDay, WebhookDelivery } from '../../server/api/schemas/admin.js';
 import type { JobStatus, QueueStats } from '../../server/api/schemas/common.js';
 
-export type { Account, AdminJob, Plan, Settings, Status, WebhookDelivery, JobStatus };
+export type { Account, AdminJob, JobStatus,Plan, Settings, Status, WebhookDelivery };
 export type QueueState = QueueStats;
 export type Key = ApiKey;
 /** Only the create answer carries the secret key, and only once. */

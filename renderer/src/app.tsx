@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, onUnauthorized } from './api-client.js';
+
 import type { Status } from './admin-types.js';
+import { api, onUnauthorized } from './api-client.js';
 import { ToastProvider } from './components/toasts.js';
-import { routeHref, useHashRoute, type PageName } from './hash-route.js';
+import { type PageName,routeHref, useHashRoute } from './hash-route.js';
 import { AccountsPage } from './pages/accounts-page.js';
 import { DashboardPage } from './pages/dashboard-page.js';
 import { JobsPage } from './pages/jobs-page.js';

@@ -1,5 +1,7 @@
-import { render } from 'preact';
-import { App } from './app.js';
 import './styles.css';
+
+import { render } from 'preact';
+
+import { App } from './app.js';
 
 render(<App />, document.getElementById('app')!);

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
 import { ApiRequestError } from './api-client.js';
 
 export interface Resource<T> {

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+
 import type { Logger } from '../logger.js';
 
 /** Image addresses are capabilities (the name is the only thing protecting the image). */

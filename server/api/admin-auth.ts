@@ -1,7 +1,8 @@
 import type { Context, Next } from 'koa';
+
+import { secretEquals, sessionValue } from '../auth/admin-token.js';
 import { clientAddress } from '../auth/client-address.js';
 import { isAllowed } from '../auth/ip-whitelist.js';
-import { secretEquals, sessionValue } from '../auth/admin-token.js';
 import { ApiError } from '../errors.js';
 
 export const SESSION_COOKIE = 'sa_admin';

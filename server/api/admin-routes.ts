@@ -1,8 +1,9 @@
 import Router from '@koa/router';
-import bodyParser from 'koa-bodyparser';
 import type { Context } from 'koa';
-import { accountView, type AccountService } from '../auth/accounts.js';
-import { keyView, type ApiKeyService } from '../auth/api-keys.js';
+import bodyParser from 'koa-bodyparser';
+
+import { type AccountService,accountView } from '../auth/accounts.js';
+import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import type { CaptureEngine } from '../capture/engine.js';
 import { ApiError, badRequest } from '../errors.js';
 import type { JobRecord } from '../jobs/job-record.js';
@@ -12,11 +13,14 @@ import type { QuotaService } from '../limits/quota.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { formatIsoSeconds } from '../time.js';
-import { adminAuth, adminNetworkGuard, closeSession, openSession, type AdminAuthDeps } from './admin-auth.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
+import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
+import { adminWebhookRoutes } from './admin-webhooks.js';
+import { adminOpenApiRoute } from './openapi.js';
 import { GatedRouter } from './routing.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
-import { type Filled, validateBody, validateQuery } from './validate.js';
 import { baseUrlOf } from './v1-routes.js';
+import { type Filled, validateBody, validateQuery } from './validate.js';
 
 export interface AdminDeps extends AdminAuthDeps {
   accounts: AccountService;
@@ -26,8 +30,7 @@ export interface AdminDeps extends AdminAuthDeps {
   files: FileStore;
   settings: SettingsService;
   engine: CaptureEngine;
-  /** Adds routes owned by other modules (webhook deliveries). */
-  extraRoutes?: Array<(router: Router) => void>;
+  webhooks: WebhookService;
 }
 
 /** The JSON body, as koa-bodyparser left it (validated by the route against its schema). */
@@ -191,7 +194,8 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     ctx.body = await deps.settings.update(body(ctx));
   });
 
-  for (const add of deps.extraRoutes ?? []) add(router);
+  adminWebhookRoutes(router, deps.webhooks);
+  adminOpenApiRoute(deps)(router);
   return [session, router];
 }
 

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import type { Context, Middleware, Next } from 'koa';
+
 import { badRequest } from '../errors.js';
 
 const TYPES: Record<string, string> = {

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+
 import type Router from '@koa/router';
 import ipaddr from 'ipaddr.js';
+
 import { clientAddress } from '../auth/client-address.js';
 import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
 import { notFound } from '../errors.js';

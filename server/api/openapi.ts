@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+
 import type { SettingsService } from '../settings.js';
 import { adminOpenApiDocument } from './openapi/admin-document.js';
 import { v1OpenApiDocument } from './openapi/v1-document.js';

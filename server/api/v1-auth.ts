@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+
 import type { AccountRecord, AccountService } from '../auth/accounts.js';
 import type { ApiKeyService, KeyRecord } from '../auth/api-keys.js';
 import { clientAddress } from '../auth/client-address.js';

@@ -1,18 +1,18 @@
 import type Router from '@koa/router';
-import bodyParser from 'koa-bodyparser';
 import type { Context } from 'koa';
+import bodyParser from 'koa-bodyparser';
+
 import { ApiError, badRequest } from '../errors.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
-import type { QuotaService } from '../limits/quota.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
-import { formatIsoSeconds, nextUtcMidnight, type Clock } from '../time.js';
+import { type Clock,formatIsoSeconds, nextUtcMidnight } from '../time.js';
+import { exactRouter } from './routing.js';
 import { ScreenshotQuery } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
-import { validateQuery } from './validate.js';
 import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
-import { exactRouter } from './routing.js';
+import { validateQuery } from './validate.js';
 
 export interface V1Deps extends V1AuthDeps {
   jobs: JobService;
@@ -30,7 +30,7 @@ const jsonBody = bodyParser({
   enableTypes: ['json'],
   jsonLimit: '64kb',
   strict: true,
-  onerror: (err, ctx) => {
+  onerror: (err) => {
     const e = err as { status?: number; type?: string };
     if (e.type === 'entity.too.large' || e.status === 413) throw new ApiError(413, 'The request body is larger than 64 KB');
     throw badRequest('The request body is not valid JSON');

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from 'typebox';
+
 import { ValidationError } from '../errors.js';
 
 // Requests are checked against the schemas of server/api/schemas/ with ajv, and a refusal

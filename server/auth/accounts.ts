@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
+
+import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../api/schemas/admin.js';
+import type { Filled } from '../api/validate.js';
 import { notFound, ValidationError } from '../errors.js';
 import type { Store } from '../store/datastores.js';
-import { type Account, type AccountCreate, type AccountUpdate, PLANS, type Plan } from '../api/schemas/admin.js';
-import type { Filled } from '../api/validate.js';
-import { formatIsoSeconds, type Clock } from '../time.js';
+import { type Clock,formatIsoSeconds } from '../time.js';
 
-export { PLANS, type Plan };
+export { type Plan,PLANS };
 
 export interface AccountRecord {
   _id: string;

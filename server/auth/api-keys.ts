@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
-import { notFound, ValidationError } from '../errors.js';
-import type { Store } from '../store/datastores.js';
+
 import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../api/schemas/admin.js';
 import type { Filled } from '../api/validate.js';
-import { formatIsoSeconds, type Clock } from '../time.js';
+import { notFound, ValidationError } from '../errors.js';
+import type { Store } from '../store/datastores.js';
+import { type Clock,formatIsoSeconds } from '../time.js';
 import { canonicalWhitelist } from './ip-whitelist.js';
 
 export interface KeyRecord {

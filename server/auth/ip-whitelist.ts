@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+
 import { ValidationError } from '../errors.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;

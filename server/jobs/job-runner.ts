@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
+
 import PQueue from 'p-queue';
-import { BrowserCrashedError, CaptureError, type CaptureEngine, type CaptureResult } from '../capture/engine.js';
+
+import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult } from '../capture/engine.js';
 import { PRESETS } from '../capture/presets.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+
 import { PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import type { SettingsService } from '../settings.js';

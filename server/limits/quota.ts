@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import type { Store } from '../store/datastores.js';
-import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth, type Clock } from '../time.js';
+import { type Clock,nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../time.js';
 
 export interface QuotaAccount {
   _id: string;
@@ -37,9 +37,9 @@ export class QuotaService {
 
   async usage(accountId: string): Promise<UsageCounts> {
     const now = this.clock.now();
-    const docs = await this.store.find({ account_id: accountId, month: utcMonth(now) });
+    const docs = (await this.store.find({ account_id: accountId, month: utcMonth(now) })) as Array<{ day: string; count: number }>;
     const today = utcDay(now);
-    const counted = (d: Record<string, any>) => d.count - (this.refunds.get(`${accountId} ${d.day}`)?.calls ?? 0);
+    const counted = (d: { day: string; count: number }) => d.count - (this.refunds.get(`${accountId} ${d.day}`)?.calls ?? 0);
     return {
       today: docs.filter((d) => d.day === today).reduce((sum, d) => sum + counted(d), 0),
       month: docs.reduce((sum, d) => sum + counted(d), 0),

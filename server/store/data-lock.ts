@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { isDiskFull } from './disk-full.js';
 
 export class DataDirLockedError extends Error {

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
+
 import type { Logger } from '../logger.js';
 import type { Store } from './datastores.js';
 import { DiskFullError, isDiskFull } from './disk-full.js';

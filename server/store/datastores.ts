@@ -1,11 +1,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import Datastore from 'nedb-promises';
+
 import type { Logger } from '../logger.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
 
 /** A NeDB datastore of plain documents. */
+// NeDB documents are untyped until each store is a typed class of its own (issue 14).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Store = Datastore<Record<string, any>>;
 
 export interface Stores {

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 
 /**

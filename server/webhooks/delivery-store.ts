@@ -1,4 +1,4 @@
-import type Datastore from 'nedb-promises';
+import type { Store } from '../store/datastores.js';
 import { formatIsoSeconds } from '../time.js';
 
 export type EventType = 'screenshot.completed' | 'screenshot.failed';
@@ -54,7 +54,7 @@ export type AttemptRecord = DeliveryDoc['attempts'][number];
 
 /** The webhook deliveries datastore (`<data>/webhooks.db`). */
 export class NedbDeliveryStore {
-  constructor(private readonly db: Datastore<Record<string, any>>) {}
+  constructor(private readonly db: Store) {}
 
   async insert(doc: DeliveryDoc): Promise<void> {
     await this.db.insert(doc);

@@ -1,7 +1,9 @@
 import type http from 'node:http';
 import type https from 'node:https';
 import type { LookupFunction } from 'node:net';
+
 import got, { TimeoutError } from 'got';
+
 import { EgressDeniedError, type EgressPolicy } from '../egress/policy.js';
 
 /** How one delivery attempt ended and what it means for the next one. */

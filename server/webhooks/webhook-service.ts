@@ -1,21 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type Datastore from 'nedb-promises';
+
 import type { EgressPolicy } from '../egress/policy.js';
 import { notFound } from '../errors.js';
-import { silentLogger, type Logger } from '../logger.js';
-import { systemClock, type Clock } from '../time.js';
+import { type Logger,silentLogger } from '../logger.js';
+import type { Store } from '../store/datastores.js';
+import { type Clock,systemClock } from '../time.js';
 import {
-  deliveryView,
-  NedbDeliveryStore,
   type AttemptRecord,
   type DeliveryDoc,
+  deliveryView,
   type EventType,
+  NedbDeliveryStore,
   type WebhookDelivery,
 } from './delivery-store.js';
 import { DEFAULT_SCHEDULE_MS, parseRetryAfter, retryDelay } from './retry-schedule.js';
-import { sendWebhook, type AttemptOutcome } from './sender.js';
+import { type AttemptOutcome,sendWebhook } from './sender.js';
 import { signWebhook } from './signing.js';
 
 export type { WebhookAttempt, WebhookDelivery } from './delivery-store.js';
@@ -41,7 +42,7 @@ export interface WebhookService {
 
 export interface WebhookServiceDeps {
   /** `<data>/webhooks.db`, opened by the caller. */
-  datastore: Datastore<Record<string, any>>;
+  datastore: Store;
   policy: EgressPolicy;
   /** Current secret first, then the previous one while within 24 h of a rotation; [] when the account is gone. */
   secrets: (accountId: string) => Promise<string[]>;

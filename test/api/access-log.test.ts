@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLog, type CapturedLog } from '../helpers/capture-log.js';
+
+import { type CapturedLog,captureLog } from '../helpers/capture-log.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;

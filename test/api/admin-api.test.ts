@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 
 // Ranges given with --egress-allow belong to that start of the service: saving settings in

@@ -1,5 +1,7 @@
 import net from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { rawRequest } from '../fuzz/raw-http.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { adminOpenApiDocument } from '../../server/api/openapi/admin-document.js';
 import { v1OpenApiDocument } from '../../server/api/openapi/v1-document.js';
 import { rawRequest } from '../fuzz/raw-http.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { parseScreenshotParams } from '../../server/api/screenshot-params.js';
 
 const parse = (body: unknown) => parseScreenshotParams(body);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFixtureServer, pngSize, type FixtureServer } from '../fixtures/fixture-server.js';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+
+import { type FixtureServer,pngSize, startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 
 let server: TestServer;
 let fixtures: FixtureServer;

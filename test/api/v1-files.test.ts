@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { rateKey } from '../../server/api/file-routes.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 

@@ -1,9 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 
 interface Received {
   headers: http.IncomingHttpHeaders;

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+
 import { describe, expect, it } from 'vitest';
+
 import { busyCpuMs } from '../../bench/machine.js';
 
 describe('busyCpuMs', () => {

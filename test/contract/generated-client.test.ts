@@ -2,9 +2,11 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 
 // A client generated from the served document with openapi-typescript's default options and

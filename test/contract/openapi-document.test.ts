@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+
 import { adminOpenApiDocument } from '../../server/api/openapi/admin-document.js';
 import { v1OpenApiDocument } from '../../server/api/openapi/v1-document.js';
 import { ContractChecker } from './openapi-checker.js';

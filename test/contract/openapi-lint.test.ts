@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { adminOpenApiDocument } from '../../server/api/openapi/admin-document.js';
 import { v1OpenApiDocument } from '../../server/api/openapi/v1-document.js';
 import { tempDir } from '../helpers/temp-dir.js';

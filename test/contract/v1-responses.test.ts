@@ -1,11 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { fileRoutes } from '../../server/api/file-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
 import { v1Routes } from '../../server/api/v1-routes.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 import { ContractChecker, observe, type Observed } from './openapi-checker.js';
 
 let server: TestServer;

@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 

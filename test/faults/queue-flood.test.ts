@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { snapshotTree, type TreeSnapshot } from '../../bench/process-tree.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

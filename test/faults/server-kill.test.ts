@@ -1,11 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+import { type Receiver,startReceiver } from '../webhooks/receiver.js';
 
 let fixtures: FixtureServer;
 let receiver: Receiver;

@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureLog } from '../helpers/capture-log.js';
-import { startTestServer, tempDir, waitForJob, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, tempDir, type TestServer,waitForJob } from '../helpers/test-server.js';
 
 let fixtures: FixtureServer;
 const dirs: string[] = [];

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { headerValue, oddString, oddValue } from './arbitraries.js';
 import { brokenRules } from './answer-rules.js';
+import { headerValue, oddString, oddValue } from './arbitraries.js';
 import { rawRequest } from './raw-http.js';
 
 let server: TestServer;

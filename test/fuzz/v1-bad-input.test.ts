@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ContractChecker } from '../contract/openapi-checker.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { contentType, headerValue, method, oddString, requestPath, screenshotBody } from './arbitraries.js';
 import { brokenRules } from './answer-rules.js';
+import { contentType, headerValue, method, oddString, requestPath, screenshotBody } from './arbitraries.js';
 import { rawRequest } from './raw-http.js';
 
 let server: TestServer;

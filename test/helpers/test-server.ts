@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
-import { loadConfig, type Config } from '../../server/config.js';
+
+import { type Config,loadConfig } from '../../server/config.js';
 import { silentLogger } from '../../server/logger.js';
-import { startServer, type RunningServer } from '../../server/server.js';
+import { type RunningServer,startServer } from '../../server/server.js';
 import type { ServiceDeps } from '../../server/services.js';
 import { tempDir } from './temp-dir.js';
 

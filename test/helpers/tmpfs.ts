@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { tempDir } from './temp-dir.js';
 
 /** A small file system of its own, to fill up. */

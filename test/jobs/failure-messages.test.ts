@@ -1,11 +1,13 @@
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Resolver } from '../../server/egress/policy.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureLog } from '../helpers/capture-log.js';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 
 const NAVIGATION_TIMEOUT_MS = 4000;
 const CAPTURE_TIMEOUT_MS = 4000;

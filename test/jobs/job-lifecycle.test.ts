@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 
 let fixtures: FixtureServer;
 let server: TestServer;

@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
 import { openStores } from '../../server/store/datastores.js';

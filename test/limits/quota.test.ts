@@ -1,5 +1,7 @@
 import fs from 'node:fs/promises';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { QuotaService } from '../../server/limits/quota.js';
 import { RateLimiter } from '../../server/limits/rate-limiter.js';
 import { silentLogger } from '../../server/logger.js';

@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { nextUtcMidnight } from '../../server/time.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';

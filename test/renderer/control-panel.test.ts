@@ -3,12 +3,14 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.js';
-import { startServer, type RunningServer } from '../../server/server.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
 import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
+import { loadConfig } from '../../server/config.js';
+import { type RunningServer,startServer } from '../../server/server.js';
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 
 const CHROMIUM = '/usr/lib/chromium/chromium';
 const ARTIFACTS = path.resolve('test-artifacts/panel');

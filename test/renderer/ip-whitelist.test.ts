@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { isIPv4, isIPv6, whitelistEntryError } from '../../renderer/src/ip-whitelist.js';
 
 describe('whitelist entry check in the control panel', () => {

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, tempDir, waitForJob } from '../helpers/test-server.js';
 
 // accounts.db holds webhook secrets and keys.db key hashes: no other user of the machine may

@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { compactStores, openStores } from '../../server/store/datastores.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';

@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { ApiKeyService } from '../../server/auth/api-keys.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openStores, type Store } from '../../server/store/datastores.js';

@@ -4,15 +4,17 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+
 import Router from '@koa/router';
 import Koa from 'koa';
 import Datastore from 'nedb-promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { adminWebhookRoutes } from '../../server/api/admin-webhooks.js';
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { errorMiddleware } from '../../server/errors.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { type Receiver,startReceiver } from './receiver.js';
 
 describe('admin webhook routes', () => {
   let dir: string;

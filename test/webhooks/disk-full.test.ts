@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
 import { openStores } from '../../server/store/datastores.js';

@@ -1,6 +1,7 @@
 // A service process for the restart test: it opens the deliveries file, notifies one job's end
 // and then keeps running until the test kills it. Arguments: a JSON object (see below).
 import Datastore from 'nedb-promises';
+
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { createWebhookService } from '../../server/webhooks/webhook-service.js';
 

@@ -1,14 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess,execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+
 import Datastore from 'nedb-promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { type Receiver,startReceiver } from './receiver.js';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { DEFAULT_SCHEDULE_MS, MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelay } from '../../server/webhooks/retry-schedule.js';
 
 describe('retry schedule', () => {

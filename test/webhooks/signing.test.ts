@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+
 import { signWebhook } from '../../server/webhooks/signing.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;

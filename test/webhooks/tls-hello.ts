@@ -1,5 +1,5 @@
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 
 /** The server name (SNI) of a TLS ClientHello, or null when there is none. */
 export function serverNameOf(hello: Buffer): string | null {

@@ -2,14 +2,16 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+
 import Datastore from 'nedb-promises';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { createEgressPolicy, type EgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { ApiError } from '../../server/errors.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
-import { startCanary, type Canary } from '../egress/canary.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { type Canary,startCanary } from '../egress/canary.js';
+import { type Receiver,startReceiver } from './receiver.js';
 import { startHelloRecorder } from './tls-hello.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;

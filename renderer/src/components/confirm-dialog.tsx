@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+
 import { ApiRequestError } from '../api-client.js';
 import { Modal } from './modal.js';
 

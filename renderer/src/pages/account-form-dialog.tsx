@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api-client.js';
+
 import type { Account, Plan } from '../admin-types.js';
+import { api } from '../api-client.js';
 import { CheckboxField, SelectField, TextField } from '../components/fields.js';
+import { FormFooter } from '../components/form-footer.js';
 import { Modal } from '../components/modal.js';
 import { routeApiError } from '../field-errors.js';
-import { FormFooter } from '../components/form-footer.js';
 
 const FIELDS = ['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit'] as const;
 type FieldName = (typeof FIELDS)[number];

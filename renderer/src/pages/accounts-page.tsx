@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api-client.js';
+
 import type { Account, Plan } from '../admin-types.js';
+import { api } from '../api-client.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { EmptyState } from '../components/empty-state.js';
 import { LoadError } from '../components/load-error.js';
 import { useToast } from '../components/toasts.js';
-import { routeHref } from '../hash-route.js';
 import { formatAbsolute, formatRelative } from '../format-time.js';
+import { routeHref } from '../hash-route.js';
 import { useResource } from '../use-resource.js';
 import { AccountFormDialog } from './account-form-dialog.js';
 import { PageHeader } from './page-header.js';

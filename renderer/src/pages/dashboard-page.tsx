@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, query, type ApiRequestError } from '../api-client.js';
+
 import type { QueueState, Status, Usage } from '../admin-types.js';
+import { api, type ApiRequestError,query } from '../api-client.js';
 import { CopyButton } from '../components/copy-button.js';
 import { EmptyState } from '../components/empty-state.js';
 import { LoadError } from '../components/load-error.js';
-import { StackedBarChart, type ChartSeries } from '../components/stacked-bar-chart.js';
+import { type ChartSeries,StackedBarChart } from '../components/stacked-bar-chart.js';
 import { useToast } from '../components/toasts.js';
 import { routeHref } from '../hash-route.js';
 import { useResource } from '../use-resource.js';

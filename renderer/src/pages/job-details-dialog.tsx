@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, apiText, query } from '../api-client.js';
+
 import type { AdminJob, WebhookDelivery } from '../admin-types.js';
+import { api, apiText, query } from '../api-client.js';
 import { LoadError } from '../components/load-error.js';
 import { Modal } from '../components/modal.js';
 import { StatusBadge } from '../components/status-badge.js';

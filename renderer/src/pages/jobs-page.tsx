@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, query } from '../api-client.js';
+
 import type { Account, AdminJob, JobPage, JobStatus, Status } from '../admin-types.js';
+import { api, query } from '../api-client.js';
 import { EmptyState } from '../components/empty-state.js';
 import { SelectField } from '../components/fields.js';
 import { LoadError } from '../components/load-error.js';

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api-client.js';
+
 import type { Account, CreatedKey, Key } from '../admin-types.js';
+import { api } from '../api-client.js';
 import { CopyButton } from '../components/copy-button.js';
 import { FormFooter } from '../components/form-footer.js';
 import { Modal } from '../components/modal.js';

@@ -1,5 +1,5 @@
-import { api } from '../api-client.js';
 import type { Key } from '../admin-types.js';
+import { api } from '../api-client.js';
 import { FormFooter } from '../components/form-footer.js';
 import { Modal } from '../components/modal.js';
 import { KeyFormFields, useKeyForm } from './key-form.js';

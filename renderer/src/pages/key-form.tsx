@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
+
 import { TextField } from '../components/fields.js';
-import { ListEditor, useListEditor, type ListEditorState } from '../components/list-editor.js';
+import { ListEditor, type ListEditorState,useListEditor } from '../components/list-editor.js';
 import { routeApiError } from '../field-errors.js';
 import { whitelistEntryError } from '../ip-whitelist.js';
 

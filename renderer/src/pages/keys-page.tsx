@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api-client.js';
+
 import type { Account, Key } from '../admin-types.js';
+import { api } from '../api-client.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { EmptyState } from '../components/empty-state.js';
 import { SelectField } from '../components/fields.js';

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api-client.js';
+
 import type { Settings } from '../admin-types.js';
+import { api } from '../api-client.js';
 import { CheckboxField, TextField } from '../components/fields.js';
 import { ListEditor, useListEditor } from '../components/list-editor.js';
 import { LoadError } from '../components/load-error.js';

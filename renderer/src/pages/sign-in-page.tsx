@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+
 import { ApiRequestError } from '../api-client.js';
 import { TextField } from '../components/fields.js';
 import { signIn } from '../session.js';

@@ -1,8 +1,8 @@
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
 import {
-  ADMIN_SCHEMAS,
   AccountCreate,
   AccountUpdate,
+  ADMIN_SCHEMAS,
   ApiKeyCreate,
   ApiKeyUpdate,
   JobsQuery,
@@ -11,7 +11,7 @@ import {
   UsageQuery,
   WebhooksQuery,
 } from '../schemas/admin.js';
-import { componentSchemas, jobOneOf, plain, queryParameters, type JsonSchema } from './components.js';
+import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
+
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
-import { componentSchemas, jobOneOf, plain, queryParameters, type JsonSchema } from './components.js';
+import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });

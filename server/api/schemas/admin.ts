@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { Count, ErrorBody, ImageFormat, IsoSeconds, JobStatus, Nullable, QueueStats, jobVariants } from './common.js';
+
+import { Count, ErrorBody, ImageFormat, IsoSeconds, JobStatus, jobVariants,Nullable, QueueStats } from './common.js';
 
 // The admin API's shapes (see common.ts for how they are used). The control panel's types
 // are derived from these (renderer/src/admin-types.ts imports them as types only), so this

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
+
 import { DEVICE_NAMES } from '../../capture/presets.js';
 
 // Shapes both APIs share. Every request and response shape of v1 and the admin API is

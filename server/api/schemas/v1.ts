@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { Count, Device, ErrorBody, ImageFormat, IsoSeconds, JobId, Nullable, Preset, RateLimitErrorBody, jobVariants } from './common.js';
+
+import { Count, Device, ErrorBody, ImageFormat, IsoSeconds, JobId, jobVariants,Nullable, Preset, RateLimitErrorBody } from './common.js';
 
 // The v1 API's shapes (see common.ts for how they are used).
 
