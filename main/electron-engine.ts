@@ -7,17 +7,17 @@ import {
   loadTimedOut,
   networkFailure,
 } from '../server/capture/capture-failures.js';
-import { withDeadline } from '../server/capture/deadline.js';
 import {
   CaptureError,
   type CaptureEngine,
   type CaptureRequest,
   type CaptureResult,
 } from '../server/capture/engine.js';
-import { TUNNEL_REFUSED_REASON } from '../server/capture/egress-markers.js';
 import { DEFAULT_QUALITY } from '../server/capture/image-encoder.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from '../server/capture/quiet-network.js';
 import { userAgentFor } from '../server/capture/presets.js';
+import { withDeadline } from '../server/deadline.js';
+import { TUNNEL_REFUSED_REASON } from '../server/egress/proxy-markers.js';
 import { emulateDevice } from './device-emulation.js';
 import { openJobWindow, type JobWindow } from './job-window.js';
 import { captureFullPage, captureViewport, readPageSource, scrollThroughPage, type Shot } from './page-capture.js';

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { BrowserWindow, session, type Session, type WebContents } from 'electron';
 import { egressBlocked, pageCrashed, unreachableFailure } from '../server/capture/capture-failures.js';
-import { withDeadline } from '../server/capture/deadline.js';
 import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
-import { TUNNEL_REFUSED_ERROR } from '../server/capture/egress-markers.js';
 import { tunnelFailure } from '../server/capture/tunnel-failure.js';
-import { egressDenial, egressUnreachable } from '../server/egress/proxy-markers.js';
 import type { PageNetwork } from '../server/capture/quiet-network.js';
+import { withDeadline } from '../server/deadline.js';
+import { egressDenial, egressUnreachable, TUNNEL_REFUSED_ERROR } from '../server/egress/proxy-markers.js';
 
 /** A network with no request in flight for this long counts as idle. */
 const QUIET_MS = 100;

@@ -1,5 +1,6 @@
-import { chromium, type Browser } from 'playwright-core';
-import { sleep, withDeadline } from './deadline.js';
+import { type Browser,chromium } from 'playwright-core';
+
+import { sleep, withDeadline } from '../deadline.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from './context-prewarmer.js';
 import { PageMemoryGuard } from './page-memory-guard.js';
 

@@ -1,7 +1,6 @@
-import { HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
-import { seconds } from './deadline.js';
+import { egressDeniedMessage, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
+import { isTunnelRefusal, TUNNEL_REFUSED_REASON } from '../egress/proxy-markers.js';
 import { CaptureError } from './engine.js';
-import { TUNNEL_REFUSED_REASON, isTunnelRefusal } from './egress-markers.js';
 
 // The texts a job's `error` field shows. Both engines use them, so a failure reads the same
 // whichever browser captured the page.
@@ -13,7 +12,7 @@ export const captureTimedOut = (url: string, ms: number) =>
 
 export const loadFailed = (url: string, reason: string) => new CaptureError(`Could not load ${url}: ${reason}`);
 
-export const egressBlocked = (reason: string) => new CaptureError(`blocked by egress policy: ${reason}`);
+export const egressBlocked = (reason: string) => new CaptureError(egressDeniedMessage(reason));
 
 export const pageCrashed = (url: string) =>
   new CaptureError(`The page crashed while capturing ${url} (it may have run out of memory)`);
@@ -96,4 +95,9 @@ export function navigationFailure(err: unknown, url: string, timeoutMs: number):
   if (code) return networkFailure(url, code);
   // Keep only the browser's first line: later ones are driver call logs.
   return loadFailed(url, message.split('\n')[0]!.replace(/^page\.goto:\s*/, '').slice(0, 300));
+}
+
+/** A duration as messages show it: whole seconds, or tenths below one second. */
+function seconds(ms: number): string {
+  return ms >= 950 ? String(Math.round(ms / 1000)) : String(Math.round(ms / 100) / 10);
 }

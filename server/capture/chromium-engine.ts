@@ -1,11 +1,11 @@
 import type { Page } from 'playwright-core';
+import { withDeadline } from '../deadline.js';
+import { isTunnelRefusal } from '../egress/proxy-markers.js';
 import { BrowserSlot } from './browser-slot.js';
 import { clipFor, type Clip } from './capture-clip.js';
 import { captureTimedOut, navigationFailure, pageOutOfMemory } from './capture-failures.js';
 import { chromiumCommandLine, type ChromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
-import { withDeadline } from './deadline.js';
-import { isTunnelRefusal } from './egress-markers.js';
 import {
   BrowserCrashedError,
   PageCrashedError,

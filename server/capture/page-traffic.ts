@@ -1,7 +1,6 @@
 import type { Frame, Page, Request, Response } from 'playwright-core';
-import { egressDenial, egressUnreachable } from '../egress/proxy-markers.js';
+import { egressDenial, egressUnreachable, isTunnelRefusal } from '../egress/proxy-markers.js';
 import { egressBlocked, unreachableFailure } from './capture-failures.js';
-import { isTunnelRefusal } from './egress-markers.js';
 import type { PageNetwork } from './quiet-network.js';
 import { tunnelFailure } from './tunnel-failure.js';
 

@@ -1,7 +1,10 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import os from 'node:os';
+
 import ipaddr from 'ipaddr.js';
+
+import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../errors.js';
 
 /** What the admin can change about the egress guard (`--egress-allow`, settings API). */
@@ -12,11 +15,17 @@ export interface EgressPolicyOptions {
   denyLan: boolean;
 }
 
+/**
+ * How a refusal reads wherever it is shown: a webhook's attempt, the proxy's answer, a job whose
+ * page (or a redirect of it) the proxy refused.
+ */
+export const egressDeniedMessage = (reason: string) => `blocked by egress policy: ${reason}`;
+
 /** A connection the egress policy refused; the message is safe to show to clients. */
 export class EgressDeniedError extends Error {
   override readonly name = 'EgressDeniedError';
   constructor(readonly reason: string) {
-    super(`blocked by egress policy: ${reason}`);
+    super(egressDeniedMessage(reason));
   }
 }
 
@@ -313,23 +322,15 @@ const systemResolver: Resolver = async (hostname) => {
  * resolver's answer but a fault, and passes through as it is.
  */
 async function lookup(resolve: Resolver, host: string, timeoutMs: number): Promise<EgressTarget[]> {
-  let timer: NodeJS.Timeout | undefined;
   let answers: EgressTarget[];
   try {
-    answers = await Promise.race([
-      resolve(host),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new HostLookupTimeoutError(host)), timeoutMs);
-      }),
-    ]);
+    answers = await withDeadline(resolve(host), timeoutMs, () => new HostLookupTimeoutError(host));
   } catch (err) {
     if (err instanceof HostLookupTimeoutError) throw err;
     const code = (err as NodeJS.ErrnoException)?.code;
     if (typeof code !== 'string') throw err;
     if (LOOKUP_TIMEOUT_CODES.has(code)) throw new HostLookupTimeoutError(host, { cause: err });
     throw new HostNotFoundError(host, { cause: err });
-  } finally {
-    clearTimeout(timer);
   }
   if (answers.length === 0) throw new HostNotFoundError(host);
   return answers;

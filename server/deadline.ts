@@ -1,3 +1,7 @@
+// Bounds for work that may never finish: a browser that hangs, a name server that does not
+// answer, a server that will not stop. Shared by capture, egress and the desktop app, so it
+// depends on nothing of theirs.
+
 /**
  * Settles with `work`, or rejects with `onTimeout()` after `ms`. The loser is not cancelled
  * (the caller tears the page down), but its late rejection is swallowed so a closed page never
@@ -16,11 +20,6 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: (
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** A duration as messages show it: whole seconds, or tenths below one second. */
-export function seconds(ms: number): string {
-  return ms >= 950 ? String(Math.round(ms / 1000)) : String(Math.round(ms / 100) / 10);
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
