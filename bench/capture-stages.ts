@@ -1,12 +1,16 @@
-// Where a capture's time goes: the ChromiumEngine's steps, one at a time, with a timestamp after
-// each, on the benchmark's pages. `npx tsc -p tsconfig.json && node dist/bench/capture-stages.js
-// [--rounds N] [--chromium PATH]`. Prints the median of each step per page; it asserts nothing.
-// The steps are the engine's own building blocks, called in the engine's order; a fresh
-// context is opened on the spot here, where the engine takes one it prepared in advance, and a
-// page that starts requests after load would be waited for again (not these pages).
+// Where a capture's time goes: the capture pipeline's steps, one at a time, with a timestamp
+// after each, on the benchmark's pages in ChromiumEngine's job pages. `npx tsc -p tsconfig.json
+// && node dist/bench/capture-stages.js [--rounds N] [--chromium PATH]`. Prints the median of each
+// step per page; it asserts nothing. The steps are the pipeline's own building blocks, called in
+// its order; a fresh context is opened on the spot here, where the engine takes one it prepared
+// in advance, and a page that starts requests after load would be waited for again (not these pages).
 import { parseArgs } from 'node:util';
-import { documentSource } from '../server/capture/chromium-engine.js';
+
 import { openJobPage } from '../server/capture/context-prewarmer.js';
+import { MainFrame } from '../server/capture/main-frame.js';
+import { evaluate } from '../server/capture/page-driver.js';
+import { navigate, preparePage } from '../server/capture/page-navigation.js';
+import { documentSource, screenshot } from '../server/capture/page-screenshot.js';
 import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
 import { PageTraffic } from '../server/capture/page-traffic.js';
 import { NETWORK_IDLE_MAX_MS } from '../server/capture/quiet-network.js';
@@ -36,37 +40,43 @@ async function main() {
         };
         const job = await openJobPage(browser, contextOptions(s, browser.version()));
         lap('new context + page (prepared ahead in the engine)');
-        const traffic = new PageTraffic(job.page);
+        const { driver } = job;
+        const frame = new MainFrame(driver);
+        const traffic = new PageTraffic(driver, frame);
         try {
-          await job.page.goto(`${fixtures.url}${s.path}`, { waitUntil: 'domcontentloaded' });
-          lap('goto until DOMContentLoaded');
-          await job.page.waitForLoadState('load');
+          await preparePage(driver, frame);
+          lap('prepare (CDP events, the lazy-loading watch)');
+          await navigate(driver, frame, traffic, `${fixtures.url}${s.path}`, undefined);
+          lap('navigate until DOMContentLoaded');
+          await frame.until(() => frame.reached('load'));
           lap('until load');
           await traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0);
           lap('requests in flight at load');
           if (s.fullPage) {
-            const steps = await job.page.evaluate(scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });
+            const steps = await evaluate(driver, scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });
             lap(`decide to scroll, and scroll (${steps} steps)`);
           }
-          const geometry = await job.page.evaluate(settleAndMeasure, { waitForFrame: false });
+          const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
           lap('fonts + measure');
           const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
           const clip = { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor };
-          const source = documentSource(job);
-          await job.cdp.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: s.fullPage, clip });
+          const shot = { beyondViewport: s.fullPage, frameFallbackMs: 0 };
+          const source = documentSource(driver);
+          await screenshot(driver, clip, { ...shot, fast: false });
           await source;
           lap("CDP captureScreenshot (Chromium's PNG), the document's source alongside");
-          await documentSource(job);
+          await documentSource(driver);
           lap("for comparison: the document's source alone (DOM.getOuterHTML)");
           await job.page.content();
           lap("for comparison: page.content(), playwright's first call in the page");
-          await job.cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true, captureBeyondViewport: s.fullPage, clip });
+          await screenshot(driver, clip, { ...shot, fast: true });
           lap('for comparison: CDP captureScreenshot, optimizeForSpeed');
           const chromiumPng = await job.page.screenshot({ fullPage: s.fullPage, type: 'png' });
           lap("for comparison: playwright screenshot (Chromium's own PNG)");
           void chromiumPng;
         } finally {
           traffic.dispose();
+          frame.dispose();
           await job.context.close();
           lap('close context');
         }

@@ -33,7 +33,7 @@ const BITMAP_BYTES_PER_PIXEL = 4;
  * bitmap it renders to. A full page is cut in height at `maxHeight`, at what the encoder can
  * write, and at MAX_CAPTURE_PIXELS; a viewport only at MAX_CAPTURE_PIXELS. A zoomed-out mobile
  * page (no viewport meta tag) adds its pinch-zoom scale, so the image keeps the viewport's width.
- * Both engines take their clip from here, so both keep within the same bound.
+ * The capture pipeline takes every clip from here, so both engines keep within the same bound.
  *
  * `clipDpr` is the device pixel ratio the clip's scale must carry itself: the Chromium engine's
  * CDP session does not share playwright's device-metrics override, so it passes `dpr`; the

@@ -1,5 +1,4 @@
 import { egressDeniedMessage, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
-import { isTunnelRefusal, TUNNEL_REFUSED_REASON } from '../egress/proxy-markers.js';
 import { CaptureError } from './engine.js';
 
 // The texts a job's `error` field shows. Both engines use them, so a failure reads the same
@@ -13,6 +12,8 @@ export const captureTimedOut = (url: string, ms: number) =>
 export const loadFailed = (url: string, reason: string) => new CaptureError(`Could not load ${url}: ${reason}`);
 
 export const egressBlocked = (reason: string) => new CaptureError(egressDeniedMessage(reason));
+
+export const downloadStarted = (url: string) => loadFailed(url, 'the address starts a file download');
 
 export const pageCrashed = (url: string) =>
   new CaptureError(`The page crashed while capturing ${url} (it may have run out of memory)`);
@@ -83,18 +84,13 @@ export function unreachableFailure(url: string, documentUrl: string, code: strin
 }
 
 /**
- * The CaptureError for a failed navigation, from the browser's error: a time-out, a network
- * error code such as net::ERR_CONNECTION_REFUSED, or the egress proxy refusing a tunnel.
+ * The CaptureError for a navigation the browser failed, from its error text (CDP's
+ * `Page.navigate` errorText): a network error code such as net::ERR_CONNECTION_REFUSED, in words.
  */
-export function navigationFailure(err: unknown, url: string, timeoutMs: number): CaptureError {
-  const message = String((err as Error)?.message ?? err);
-  if ((err as Error)?.name === 'TimeoutError') return loadTimedOut(url, timeoutMs);
-  if (isTunnelRefusal(message)) return egressBlocked(TUNNEL_REFUSED_REASON);
-  if (/Download is starting/i.test(message)) return loadFailed(url, 'the address starts a file download');
-  const code = /net::ERR_[A-Z0-9_]+/.exec(message)?.[0];
+export function navigationFailure(errorText: string, url: string): CaptureError {
+  const code = /net::ERR_[A-Z0-9_]+/.exec(errorText)?.[0];
   if (code) return networkFailure(url, code);
-  // Keep only the browser's first line: later ones are driver call logs.
-  return loadFailed(url, message.split('\n')[0]!.replace(/^page\.goto:\s*/, '').slice(0, 300));
+  return loadFailed(url, errorText.split('\n')[0]!.slice(0, 300));
 }
 
 /** A duration as messages show it: whole seconds, or tenths below one second. */

@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
-import { watchLazyLoading } from './page-scripts.js';
+
+import type { PageDriver } from './page-driver.js';
 
 /** What a job's context is created with. Chromium fixes these for the context's lifetime. */
 export interface JobContextOptions {
@@ -14,29 +15,37 @@ export interface JobContextOptions {
 export interface JobPage {
   context: BrowserContext;
   page: Page;
-  cdp: CDPSession;
+  /** A CDP session of its own on the page, for the capture pipeline. */
+  driver: PageDriver;
 }
 
 /**
- * Opens a context for one job: its pages note lazy loading (watchLazyLoading), service workers
- * are blocked (they would bypass per-request accounting and outlive the job), downloads
- * refused, popups closed as they open. Dialogs are dismissed by playwright and permission
- * prompts are denied in headless mode.
+ * Opens a context for one job: service workers are blocked (they would bypass per-request
+ * accounting and outlive the job), downloads refused, popups closed as they open. Dialogs are
+ * dismissed by playwright and permission prompts are denied in headless mode. Playwright
+ * emulates the device on its own session; the pipeline's session does the rest.
  */
 export async function openJobPage(browser: Browser, options: JobContextOptions): Promise<JobPage> {
   const context = await browser.newContext({ ...options, serviceWorkers: 'block', acceptDownloads: false });
   try {
-    await context.addInitScript(watchLazyLoading);
     const page = await context.newPage();
     context.on('page', (popup) => {
       if (popup !== page) popup.close().catch(() => undefined);
     });
-    const cdp = await context.newCDPSession(page);
-    return { context, page, cdp };
+    return { context, page, driver: sessionDriver(await context.newCDPSession(page)) };
   } catch (err) {
     await context.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** Playwright's CDP session as a PageDriver: the same calls, typed by playwright's full protocol. */
+function sessionDriver(session: CDPSession): PageDriver {
+  return {
+    send: (method, params) => session.send(method, params as never) as never,
+    on: (event, handler) => void session.on(event, handler as never),
+    off: (event, handler) => void session.off(event, handler as never),
+  };
 }
 
 interface Spare {

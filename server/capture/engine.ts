@@ -53,8 +53,9 @@ export interface CaptureResult {
 
 /**
  * A browser that turns a CaptureRequest into an image. Implementations: ChromiumEngine
- * (playwright-core, headless) and ElectronEngine (hidden BrowserWindows). Both pass the
- * shared conformance suite in test/capture/.
+ * (playwright-core, headless) and ElectronEngine (hidden BrowserWindows); both open a page and
+ * hand it to the one capture pipeline (capture-pipeline.ts), and both pass the shared
+ * conformance suite in test/capture/.
  */
 export interface CaptureEngine {
   readonly name: string;

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+
 import type { ImageFormat } from './engine.js';
 
 /** Quality for jpeg and webp when the request names none (CaptureRequest's default). */
@@ -80,4 +81,14 @@ async function finish(image: sharp.Sharp): Promise<EncodedImage> {
 
 function smallest(images: EncodedImage[]): EncodedImage {
   return images.reduce((a, b) => (b.data.length < a.data.length ? b : a));
+}
+
+/**
+ * The image a capture returns from the PNG Chromium rendered: a PNG kept as it is (see
+ * screenshot() in page-screenshot.ts), JPEG and WebP encoded on libvips threads.
+ */
+export async function captureImage(png: Buffer, format: ImageFormat, quality = DEFAULT_QUALITY): Promise<EncodedImage> {
+  // Chromium's PNG: its size from the IHDR chunk.
+  if (format === 'png') return { data: png, width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+  return encodeScreenshot(png, format, quality);
 }

@@ -1,5 +1,6 @@
-// Functions that run inside the captured page (passed to page.evaluate). They must stay
-// self-contained: no imports, no closures over module scope, plain syntax.
+// Functions that run inside the captured page (sent as source text by evaluate() in
+// page-driver.ts). They must stay self-contained: no imports, no closures over module scope,
+// plain syntax.
 
 export interface ScrollOptions {
   /** Stop scrolling after this long, wherever we are. */
@@ -158,4 +159,15 @@ export async function settleAndMeasure({ frameFallbackMs = 0, waitForFrame = tru
       body ? body.clientHeight : 0,
     ),
   };
+}
+
+/**
+ * Resolves after one rendered frame, or after `frameFallbackMs` when that is set and no frame
+ * came first (a hidden window may render none).
+ */
+export function nextFrame({ frameFallbackMs = 0 }: { frameFallbackMs?: number }): Promise<void> {
+  return new Promise<void>((resolve) => {
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+    if (frameFallbackMs > 0) setTimeout(resolve, frameFallbackMs);
+  });
 }

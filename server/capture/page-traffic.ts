@@ -1,6 +1,7 @@
-import type { Frame, Page, Request, Response } from 'playwright-core';
 import { egressDenial, egressUnreachable, isTunnelRefusal } from '../egress/proxy-markers.js';
 import { egressBlocked, unreachableFailure } from './capture-failures.js';
+import type { MainFrame } from './main-frame.js';
+import { listen, type PageDriver } from './page-driver.js';
 import type { PageNetwork } from './quiet-network.js';
 import { tunnelFailure } from './tunnel-failure.js';
 
@@ -12,10 +13,16 @@ import { tunnelFailure } from './tunnel-failure.js';
 const QUIET_MS = 50;
 const POLL_MS = 20;
 
+/** A request in flight: where it goes now (after redirects) and whether it is the main frame's document. */
+interface InFlight {
+  url: string;
+  mainDocument: boolean;
+}
+
 /**
- * Watches one page's requests: which are in flight (for a bounded network-idle wait) and which
- * the egress proxy refused, separating the main document from sub-requests; and counts the
- * documents the main frame commits, so a capture notices a page that navigated under it.
+ * Watches one page's requests through CDP's Network events: which are in flight (for a bounded
+ * network-idle wait) and which the egress proxy refused, separating the main frame's document
+ * from sub-requests. The page must be enabled (`Network.enable`) for the events to come.
  */
 export class PageTraffic implements PageNetwork {
   /** Sub-requests the egress proxy refused. */
@@ -26,55 +33,37 @@ export class PageTraffic implements PageNetwork {
   mainDocumentUnreachable: { code: string; url: string } | null = null;
   /** The address of that document when the proxy refused its tunnel (denied or unreachable), else null. */
   mainDocumentTunnelRefused: string | null = null;
-  /** Documents committed in the main frame so far; a change means the page navigated. */
-  mainFrameNavigations = 0;
-  private readonly inFlight = new Set<Request>();
-  private readonly noted = new WeakSet<Response>();
+  private readonly inFlight = new Map<string, InFlight>();
   private started = 0;
-  private navigationWaiters: Array<() => void> = [];
   private lastActivity = Date.now();
   private readonly detach: () => void;
 
   /** `proxyServer`: the egress proxy, asked why it refused a tunnel (tunnelFailure). */
   constructor(
-    private readonly page: Page,
+    driver: PageDriver,
+    private readonly frame: MainFrame,
     private readonly proxyServer?: string,
   ) {
-    const started = (request: Request) => {
-      this.inFlight.add(request);
-      this.started++;
-      this.lastActivity = Date.now();
-    };
-    const finished = (request: Request) => {
-      this.inFlight.delete(request);
-      this.lastActivity = Date.now();
-    };
-    const failed = (request: Request) => {
-      finished(request);
-      if (!isTunnelRefusal(request.failure()?.errorText)) return;
-      if (this.isMainDocument(request)) this.mainDocumentTunnelRefused = request.url();
-      else this.blockedRequests++;
-    };
-    const responded = (response: Response) => this.noteResponse(response);
-    page.on('request', started);
-    page.on('requestfinished', finished);
-    page.on('requestfailed', failed);
-    const navigated = (frame: Frame) => {
-      if (frame !== page.mainFrame()) return;
-      this.mainFrameNavigations++;
-      const waiters = this.navigationWaiters;
-      this.navigationWaiters = [];
-      for (const wake of waiters) wake();
-    };
-    page.on('response', responded);
-    page.on('framenavigated', navigated);
-    this.detach = () => {
-      page.off('framenavigated', navigated);
-      page.off('request', started);
-      page.off('requestfinished', finished);
-      page.off('requestfailed', failed);
-      page.off('response', responded);
-    };
+    this.detach = listen(driver, {
+      'Network.requestWillBeSent': ({ requestId, frameId, type, request }) => {
+        // A redirect is sent again under the same id; it counts as a request, as the page made it.
+        const mainDocument = type === 'Document' && frameId !== undefined && frameId === this.frame.id;
+        this.inFlight.set(requestId, { url: request.url, mainDocument });
+        this.started++;
+        this.lastActivity = Date.now();
+      },
+      'Network.responseReceived': ({ requestId, response }) => {
+        const request = this.inFlight.get(requestId);
+        if (request) this.noteResponse(request, response);
+      },
+      'Network.loadingFinished': ({ requestId }) => void this.settle(requestId),
+      'Network.loadingFailed': ({ requestId, errorText }) => {
+        const request = this.settle(requestId);
+        if (!request || !isTunnelRefusal(errorText)) return;
+        if (request.mainDocument) this.mainDocumentTunnelRefused = request.url;
+        else this.blockedRequests++;
+      },
+    });
   }
 
   /**
@@ -87,28 +76,6 @@ export class PageTraffic implements PageNetwork {
     while (Date.now() < deadline) {
       if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
-  }
-
-  /**
-   * Reads the egress proxy's markers on a response. Called for every response the page gets,
-   * and by the engine for the response its navigation ended with, in case that event has not
-   * arrived yet. A response is read once: read again after a later one (a script moving the page
-   * on at once), it would undo what that one said.
-   */
-  noteResponse(response: Response): void {
-    if (this.noted.has(response)) return;
-    this.noted.add(response);
-    const reason = egressDenial(response.url(), response.headers());
-    if (reason !== null) return this.refused(response.request(), reason);
-    if (!this.isMainDocument(response.request())) return;
-    // The document finally shown decides: a refused or failed hop that redirected on does not count.
-    const code = egressUnreachable(response.url(), response.headers());
-    if (code !== null) this.mainDocumentUnreachable = { code, url: response.url() };
-    else if (!isRedirect(response.status())) {
-      this.mainDocumentDenied = null;
-      this.mainDocumentUnreachable = null;
-      this.mainDocumentTunnelRefused = null;
     }
   }
 
@@ -130,28 +97,41 @@ export class PageTraffic implements PageNetwork {
     return this.started;
   }
 
-  /** Resolves when the main frame next commits a document (never, if it does not). */
-  nextNavigation(): Promise<void> {
-    return new Promise((resolve) => this.navigationWaiters.push(resolve));
-  }
-
   dispose(): void {
     this.detach();
   }
 
-  private refused(request: Request, reason: string): void {
-    if (this.isMainDocument(request)) this.mainDocumentDenied = reason;
-    else this.blockedRequests++;
+  /** Reads the egress proxy's markers on a response (a redirect's comes with the next hop's request, unread). */
+  private noteResponse(request: InFlight, response: { url: string; status: number; headers: Record<string, string> }): void {
+    const headers = lowerCaseNames(response.headers);
+    const reason = egressDenial(response.url, headers);
+    if (reason !== null) {
+      if (request.mainDocument) this.mainDocumentDenied = reason;
+      else this.blockedRequests++;
+      return;
+    }
+    if (!request.mainDocument) return;
+    // The document finally shown decides: an earlier one that failed, then moved on, does not count.
+    const code = egressUnreachable(response.url, headers);
+    if (code !== null) this.mainDocumentUnreachable = { code, url: response.url };
+    else {
+      this.mainDocumentDenied = null;
+      this.mainDocumentUnreachable = null;
+      this.mainDocumentTunnelRefused = null;
+    }
   }
 
-  private isMainDocument(request: Request): boolean {
-    try {
-      return request.isNavigationRequest() && request.frame() === this.page.mainFrame();
-    } catch {
-      // Worker requests have no frame.
-      return false;
-    }
+  private settle(requestId: string): InFlight | undefined {
+    const request = this.inFlight.get(requestId);
+    this.inFlight.delete(requestId);
+    this.lastActivity = Date.now();
+    return request;
   }
 }
 
-const isRedirect = (status: number) => status >= 300 && status < 400;
+/** CDP gives header names as the server sent them; the markers are looked up in lower case. */
+function lowerCaseNames(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
+  return out;
+}

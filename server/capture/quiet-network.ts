@@ -1,6 +1,5 @@
-// Shared by both capture engines, so both treat a page alike: how long they wait for a page
-// (its network, scrolling it for lazy content), and taking the picture again when the page
-// went on loading while it was being taken.
+// How long the capture pipeline waits for a page (its network, scrolling it for lazy content),
+// and taking the picture again when the page went on loading while it was being taken.
 
 /** The longest a capture waits, each time, for a page's network to go quiet. */
 export const NETWORK_IDLE_MAX_MS = 1_500;
@@ -10,7 +9,7 @@ export function scrollTimeLimitMs(captureTimeoutMs: number): number {
   return Math.min(5_000, captureTimeoutMs / 3);
 }
 
-/** What an engine knows of a page's requests (PageTraffic, the Electron engine's JobWindow). */
+/** What the pipeline knows of a page's requests (PageTraffic). */
 export interface PageNetwork {
   /** Requests the page has started so far. */
   requestsStarted(): number;

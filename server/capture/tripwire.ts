@@ -27,6 +27,18 @@ export class Tripwire {
     return this.failure;
   }
 
+  /**
+   * Trips with the signal's reason when it aborts (at once if it has); returns a function that
+   * stops watching, for when the capture is over.
+   */
+  watch(signal: AbortSignal | undefined): () => void {
+    if (!signal) return () => undefined;
+    const onAbort = () => this.trip(signal.reason ?? new Error('The capture was aborted'));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
+  }
+
   /** `work`, unless the wire trips first. */
   race<T>(work: Promise<T>): Promise<T> {
     work.catch(() => undefined);

@@ -1,14 +1,19 @@
-// Whether a full-page capture scrolls through the page first: the Chromium engine scrolls only
+// Whether a full-page capture scrolls through the page first: the capture pipeline scrolls only
 // pages that may load content on scrolling (scrollThroughPage with onlyWhenLazy), noticed by the
-// init script every job page gets (watchLazyLoading, installed by openJobPage). Real Chromium,
-// the fixture server's pages.
-import { chromium, type Browser } from 'playwright-core';
+// script every document gets once the pipeline has prepared the page (watchLazyLoading,
+// installed by preparePage). Real Chromium, the fixture server's pages.
+import { type Browser,chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-import { openJobPage, type JobPage } from '../../server/capture/context-prewarmer.js';
+import { type JobPage,openJobPage } from '../../server/capture/context-prewarmer.js';
+import { MainFrame } from '../../server/capture/main-frame.js';
+import { evaluate } from '../../server/capture/page-driver.js';
+import { navigate, preparePage } from '../../server/capture/page-navigation.js';
 import { scrollThroughPage } from '../../server/capture/page-scripts.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { PageTraffic } from '../../server/capture/page-traffic.js';
+import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 
 const SCROLL = { maxMs: 5_000, maxHeight: 16_384, onlyWhenLazy: true };
 const DESKTOP = { viewport: { width: 1920, height: 1080 }, deviceScaleFactor: 1, isMobile: false, hasTouch: false, userAgent: 'lazy-detection-test' };
@@ -27,63 +32,71 @@ describe('scrolling only pages that load content on scrolling', () => {
     await fixture?.close();
   });
 
-  /** Opens a path in a job page, as the engine does, and runs `work` on it. */
+  /** Opens a path in a job page, prepared and navigated as the pipeline does, and runs `work` on it. */
   async function onJobPage<T>(path: string, work: (job: JobPage) => Promise<T>): Promise<T> {
     const job = await openJobPage(browser, DESKTOP);
+    const frame = new MainFrame(job.driver);
+    const traffic = new PageTraffic(job.driver, frame);
     try {
-      await job.page.goto(fixture.url + path, { waitUntil: 'load' });
+      await preparePage(job.driver, frame);
+      await navigate(job.driver, frame, traffic, fixture.url + path, undefined);
+      await frame.until(() => frame.reached('load'));
       return await work(job);
     } finally {
+      traffic.dispose();
+      frame.dispose();
       await job.context.close();
     }
   }
 
+  const scroll = (job: JobPage, options = SCROLL) => evaluate(job.driver, scrollThroughPage, options);
+
   it.each(['io', 'listener', 'onscroll'])('scrolls a page whose script loads content on scrolling (%s) and the content loads', async (kind) => {
-    await onJobPage(`/lazy-kind.html?kind=${kind}`, async ({ page }) => {
-      expect(await page.evaluate(scrollThroughPage, SCROLL)).toBeGreaterThan(0);
+    await onJobPage(`/lazy-kind.html?kind=${kind}`, async (job) => {
+      expect(await scroll(job)).toBeGreaterThan(0);
       await expect.poll(() => fixture.seen(`/lazy-loaded?kind=${kind}`).length).toBe(1);
-      expect(await page.locator('#end').textContent()).toBe('lazy content loaded');
+      expect(await job.page.locator('#end').textContent()).toBe('lazy content loaded');
     });
   });
 
   it('scrolls the bare addEventListener("scroll") of a classic script', async () => {
-    await onJobPage('/lazy.html', async ({ page }) => {
-      expect(await page.evaluate(scrollThroughPage, SCROLL)).toBeGreaterThan(0);
-      expect(await page.locator('#lazy').textContent()).toBe('lazy content loaded');
+    await onJobPage('/lazy.html', async (job) => {
+      expect(await scroll(job)).toBeGreaterThan(0);
+      expect(await job.page.locator('#lazy').textContent()).toBe('lazy content loaded');
     });
   });
 
   it('scrolls a page with a native lazy image, which then loads', async () => {
-    await onJobPage('/lazy-kind.html?kind=native', async ({ page }) => {
+    await onJobPage('/lazy-kind.html?kind=native', async (job) => {
       expect(fixture.seen('/img/lazy-native')).toHaveLength(0);
-      expect(await page.evaluate(scrollThroughPage, SCROLL)).toBeGreaterThan(0);
+      expect(await scroll(job)).toBeGreaterThan(0);
       await expect.poll(() => fixture.seen('/img/lazy-native').length).toBe(1);
     });
   });
 
   it('scrolls a page with a frame, whose scripts it cannot see', async () => {
-    await onJobPage('/lazy-kind.html?kind=frame', async ({ page }) => {
-      expect(await page.evaluate(scrollThroughPage, SCROLL)).toBeGreaterThan(0);
+    await onJobPage('/lazy-kind.html?kind=frame', async (job) => {
+      expect(await scroll(job)).toBeGreaterThan(0);
     });
   });
 
   it.each(['/lazy-kind.html?kind=none', '/tall.html?h=10000'])('does not scroll %s, which loads nothing on scrolling', async (path) => {
-    await onJobPage(path, async ({ page }) => {
-      expect(await page.evaluate(scrollThroughPage, SCROLL)).toBe(0);
-      expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    await onJobPage(path, async (job) => {
+      expect(await scroll(job)).toBe(0);
+      expect(await job.page.evaluate(() => window.scrollY)).toBe(0);
     });
   });
 
   it('does not scroll a page that fits the window, whatever it listens for', async () => {
-    await onJobPage('/small.html', async ({ page }) => {
-      await page.evaluate(() => window.addEventListener('scroll', () => undefined));
-      expect(await page.evaluate(scrollThroughPage, SCROLL)).toBe(0);
+    await onJobPage('/small.html', async (job) => {
+      await job.page.evaluate(() => window.addEventListener('scroll', () => undefined));
+      expect(await scroll(job)).toBe(0);
     });
   });
 
   it('still scrolls every page when not asked to choose', async () => {
-    await onJobPage('/tall.html?h=5000', async ({ page }) => {
-      expect(await page.evaluate(scrollThroughPage, { ...SCROLL, onlyWhenLazy: false })).toBeGreaterThan(0);
+    await onJobPage('/tall.html?h=5000', async (job) => {
+      expect(await scroll(job, { ...SCROLL, onlyWhenLazy: false })).toBeGreaterThan(0);
     });
   });
 

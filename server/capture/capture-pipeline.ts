@@ -1,0 +1,183 @@
+import { withDeadline } from '../deadline.js';
+import { clipFor } from './capture-clip.js';
+import { captureTimedOut, loadTimedOut } from './capture-failures.js';
+import type { CaptureRequest, CaptureResult } from './engine.js';
+import { captureImage, type EncodedImage } from './image-encoder.js';
+import { MainFrame } from './main-frame.js';
+import { evaluate, type PageDriver } from './page-driver.js';
+import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
+import { documentSource, screenshot } from './page-screenshot.js';
+import { scrollThroughPage, settleAndMeasure } from './page-scripts.js';
+import { PageTraffic } from './page-traffic.js';
+import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
+import type { Tripwire } from './tripwire.js';
+
+/** What an engine tells the pipeline about its page, beyond the driver. */
+export interface PipelineOptions {
+  /** The user agent the engine set up the page with; the result reports it. */
+  userAgent: string;
+  /**
+   * Failures from outside the page (the browser gone, the renderer crashed, the caller's abort,
+   * the engine closing): every step loses to them, and the capture fails with the first.
+   */
+  tripwire: Tripwire;
+  /**
+   * The device pixel ratio the screenshot's clip must carry itself (clipFor's `clipDpr`): the
+   * preset's when the device is emulated by another session than the driver's (playwright's),
+   * 1 when by the driver's own.
+   */
+  clipDpr: number;
+  /** A frame counts as rendered after this long without one, for a window that may render none. @default 0 (wait for it) */
+  frameFallbackMs?: number;
+  /** The egress proxy, asked why it refused a tunnel. @default none: direct connections */
+  proxyServer?: string;
+  /** Lets the page's renderer use this many bytes beyond its memory limit, for the screenshot's bitmap. @default none */
+  allowMemory?: (bytes: number) => void;
+  /** Where notes about a page go (one whose `load` never fired). @default silent */
+  log?: (line: string) => void;
+}
+
+/** One capture on its way through the steps. */
+interface Capture {
+  driver: PageDriver;
+  frame: MainFrame;
+  traffic: PageTraffic;
+  request: CaptureRequest;
+  options: PipelineOptions;
+}
+
+/**
+ * Captures the page behind `driver` as `request` asks, the same way for every engine: prepare
+ * (the events to follow, watchLazyLoading), navigate and wait for DOMContentLoaded (the bar for
+ * failing) within the navigation time-out, then for `load` and the requests in flight; then,
+ * within the capture time-out, scroll a full page that loads content on scrolling, measure,
+ * clip, screenshot (again if the page went on loading meanwhile) and serialise the document.
+ * Progress is reported at 40 (loaded) and 70 (captured). The page is the engine's to dispose of
+ * afterwards, whatever happened.
+ */
+export async function capturePage(driver: PageDriver, request: CaptureRequest, options: PipelineOptions): Promise<CaptureResult> {
+  const { tripwire } = options;
+  const { url, captureTimeoutMs } = request;
+  const frame = new MainFrame(driver);
+  const traffic = new PageTraffic(driver, frame, options.proxyServer);
+  const capture: Capture = { driver, frame, traffic, request, options };
+  try {
+    await load(capture);
+    report(request, 40);
+    const { image, truncated, html } = await withDeadline(tripwire.race(shoot(capture)), captureTimeoutMs, () =>
+      captureTimedOut(url, captureTimeoutMs),
+    );
+    await throwIfNotThePage(traffic, url);
+    report(request, 70);
+    return {
+      image: image.data,
+      format: request.format,
+      width: image.width,
+      height: image.height,
+      truncated,
+      html: Buffer.byteLength(html, 'utf8') <= request.maxSourceBytes ? html : null,
+      userAgent: options.userAgent,
+      blockedRequests: traffic.blockedRequests,
+    };
+  } catch (err) {
+    // A step cut short by the page or the browser going away says so, not what it was doing.
+    throw tripwire.error ? tripwire.error.error : err;
+  } finally {
+    traffic.dispose();
+    frame.dispose();
+  }
+}
+
+/**
+ * Loads the page within the navigation time-out: DOMContentLoaded or a failure, then `load`
+ * (a page whose `load` never fires is captured as it is when the time is up), then a bounded
+ * wait for the requests in flight.
+ */
+async function load(capture: Capture): Promise<void> {
+  const { driver, frame, traffic, request, options } = capture;
+  const { url, navigationTimeoutMs } = request;
+  const started = Date.now();
+  await withDeadline(
+    options.tripwire.race(preparePage(driver, frame).then(() => navigate(driver, frame, traffic, url, options.proxyServer))),
+    navigationTimeoutMs,
+    () => loadTimedOut(url, navigationTimeoutMs),
+  );
+  await throwIfNotThePage(traffic, url);
+  const loadLeft = navigationTimeoutMs - (Date.now() - started);
+  if (!(await options.tripwire.race(frame.until(() => frame.reached('load'), loadLeft)))) {
+    options.log?.(`${url} did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
+  }
+  // Requests started before or in the load handlers are already in flight: wait for those.
+  // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
+  await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
+  await throwIfNotThePage(traffic, url);
+}
+
+/**
+ * Scrolls (a full page that loads content on scrolling), measures, screenshots and
+ * serialises the page. A page that navigates by script while this runs (a redirect right
+ * after `load`) gets the work done again on its new document, so the image and the HTML are
+ * of the same, final page. A page that started more requests since its network was last found
+ * idle (a timer right after `load`, a fetch chained to another) is captured again once they
+ * are done (takeOnceQuiet).
+ */
+async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated: boolean; html: string }> {
+  const { driver, frame, traffic, request, options } = capture;
+  let requestsSeen = traffic.requestsStarted();
+  if (request.fullPage) {
+    const scroll = {
+      maxMs: scrollTimeLimitMs(request.captureTimeoutMs),
+      maxHeight: request.maxHeight,
+      onlyWhenLazy: true,
+      frameFallbackMs: options.frameFallbackMs ?? 0,
+    };
+    const steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, scroll));
+    if (steps > 0) {
+      await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
+      requestsSeen = traffic.requestsStarted();
+    }
+  }
+  const { png, truncated, html } = await onFinalDocument(frame, () =>
+    takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)),
+  );
+  const image = await captureImage(png, request.format, request.quality);
+  return { image, truncated, html };
+}
+
+/**
+ * Measures the page, then takes the screenshot while Chromium serialises the document. The
+ * page may use the bitmap's size in memory beyond its limit meanwhile (`allowMemory`).
+ */
+async function screenshotOnce({ driver, frame, request, options }: Capture): Promise<{ png: Buffer; truncated: boolean; html: string }> {
+  const frameFallbackMs = options.frameFallbackMs ?? 0;
+  const dpr = request.preset.deviceScaleFactor;
+  const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
+  const { clip, truncated, bitmapBytes } = clipFor(geometry, request, dpr, options.clipDpr);
+  options.allowMemory?.(bitmapBytes);
+  // Page.captureScreenshot issued as the page commits a new document never answers.
+  const shot = screenshot(driver, clip, { beyondViewport: request.fullPage, fast: request.format !== 'png', frameFallbackMs });
+  shot.catch(() => undefined);
+  const source = documentSource(driver);
+  source.catch(() => undefined);
+  const png = await Promise.race([
+    shot,
+    frame.nextNavigation().then((): never => {
+      throw new Error('The page navigated during the screenshot');
+    }),
+  ]);
+  return { png, truncated, html: await source };
+}
+
+/** Fails with the reason when the document shown is not the page asked for (the egress proxy's answer). */
+async function throwIfNotThePage(traffic: PageTraffic, url: string): Promise<void> {
+  const failure = await traffic.mainDocumentFailure(url);
+  if (failure) throw failure;
+}
+
+function report(request: CaptureRequest, progress: number): void {
+  try {
+    request.onProgress?.(progress);
+  } catch {
+    // A progress listener's failure is not the capture's.
+  }
+}

@@ -1,0 +1,95 @@
+// The seam between the capture pipeline and a browser: a Chrome DevTools Protocol session
+// attached to one page. Playwright's CDPSession (ChromiumEngine) and Electron's
+// `webContents.debugger` (ElectronEngine) both are one, so the pipeline is written once.
+
+/** A CDP Network.Response, as much of it as the pipeline reads. */
+interface CdpResponse {
+  url: string;
+  status: number;
+  /** Names as the server sent them; repeated fields joined by newlines. */
+  headers: Record<string, string>;
+}
+
+/** The commands the pipeline sends, with the parts of their parameters and results it uses. */
+export interface CdpCommands {
+  'Page.enable': { params: Record<string, never>; result: object };
+  'Page.getFrameTree': { params: Record<string, never>; result: { frameTree: { frame: { id: string } } } };
+  'Page.addScriptToEvaluateOnNewDocument': { params: { source: string }; result: { identifier: string } };
+  'Page.navigate': {
+    params: { url: string };
+    /** `isDownload`: the address answered with a file to download (Chromium 126 and later). */
+    result: { frameId: string; loaderId?: string; errorText?: string; isDownload?: boolean };
+  };
+  'Page.captureScreenshot': {
+    params: {
+      format: 'png';
+      optimizeForSpeed: boolean;
+      captureBeyondViewport: boolean;
+      clip: { x: number; y: number; width: number; height: number; scale: number };
+    };
+    result: { data: string };
+  };
+  'Network.enable': { params: { maxTotalBufferSize?: number; maxResourceBufferSize?: number }; result: object };
+  'Runtime.evaluate': {
+    params: { expression: string; awaitPromise: boolean; returnByValue: boolean };
+    result: { result: { value?: unknown }; exceptionDetails?: { text: string; exception?: { description?: string } } };
+  };
+  'DOM.getDocument': { params: { depth: number }; result: { root: { nodeId: number } } };
+  'DOM.getOuterHTML': { params: { nodeId: number }; result: { outerHTML: string } };
+}
+
+/** The events the pipeline listens to, with the parts it reads. */
+export interface CdpEvents {
+  /** A document committed in a frame; the main frame has no `parentId`. */
+  'Page.frameNavigated': { frame: { id: string; parentId?: string } };
+  /** The main frame's document fired DOMContentLoaded. */
+  'Page.domContentEventFired': object;
+  /** The main frame's document fired `load`. */
+  'Page.loadEventFired': object;
+  'Page.downloadWillBegin': { frameId: string };
+  /** Also sent again, same `requestId`, for each redirect the request follows. */
+  'Network.requestWillBeSent': { requestId: string; frameId?: string; type?: string; request: { url: string } };
+  'Network.responseReceived': { requestId: string; response: CdpResponse };
+  'Network.loadingFinished': { requestId: string };
+  'Network.loadingFailed': { requestId: string; errorText: string };
+}
+
+export type CdpEventHandler<E extends keyof CdpEvents> = (params: CdpEvents[E]) => void;
+
+/**
+ * One page as the capture pipeline drives it: CDP commands and events of a session attached to
+ * the page, following it through navigations and renderer swaps. Creating the page, emulating
+ * its device and disposing of it are the engine's; the pipeline only speaks CDP.
+ */
+export interface PageDriver {
+  send<M extends keyof CdpCommands>(method: M, params?: CdpCommands[M]['params']): Promise<CdpCommands[M]['result']>;
+  on<E extends keyof CdpEvents>(event: E, handler: CdpEventHandler<E>): void;
+  off<E extends keyof CdpEvents>(event: E, handler: CdpEventHandler<E>): void;
+}
+
+/** Handlers for several events at once (listen()). */
+export type CdpEventHandlers = { [E in keyof CdpEvents]?: CdpEventHandler<E> };
+
+/** Listens to the events `handlers` names; returns a function that stops listening to all of them. */
+export function listen(driver: PageDriver, handlers: CdpEventHandlers): () => void {
+  const entries = Object.entries(handlers) as Array<[keyof CdpEvents, CdpEventHandler<keyof CdpEvents>]>;
+  for (const [event, handler] of entries) driver.on(event, handler);
+  return () => {
+    for (const [event, handler] of entries) driver.off(event, handler);
+  };
+}
+
+/**
+ * Runs a self-contained function (page-scripts.ts) in the page's main world and returns its
+ * result, awaited. The main world, because what the page's own scripts did decides whether to
+ * scroll (watchLazyLoading marks its window).
+ */
+export async function evaluate<A, R>(driver: PageDriver, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+  const { result, exceptionDetails } = await driver.send('Runtime.evaluate', {
+    expression: `(${fn.toString()})(${JSON.stringify(arg)})`,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+  return result.value as R;
+}
