@@ -1,4 +1,5 @@
 import type { Parameters as EmulationParameters, WebContents } from 'electron';
+
 import type { Preset } from '../server/capture/presets.js';
 
 export interface Viewport {
@@ -19,9 +20,11 @@ export function emulationParameters(preset: Preset, viewport: Viewport): Emulati
 }
 
 /**
- * Makes the page see the preset's device: viewport, device pixel ratio, mobile viewport rules
- * and touch. The window's content size already equals the viewport; this adds the rest.
- * Call it before the first navigation; the debugger must be attached.
+ * Makes the page see the preset's device: viewport, device pixel ratio, mobile viewport rules,
+ * touch and the user agent. The window's content size already equals the viewport; this adds
+ * the rest. Call it before the first navigation; the debugger must be attached. The user agent
+ * goes through the debugger too, since the pipeline navigates with it (Page.navigate), not
+ * with `loadURL`, which could carry one.
  *
  * `enableDeviceEmulation` is applied when each main-frame navigation commits: it lives on the
  * renderer's widget, which a fresh window does not have yet and which a cross-site redirect
@@ -30,7 +33,8 @@ export function emulationParameters(preset: Preset, viewport: Viewport): Emulati
  * capture scales from it. Without it, that capture would render at the display's scale
  * factor instead of the preset's 2× or 3×.
  */
-export async function emulateDevice(contents: WebContents, preset: Preset, viewport: Viewport): Promise<void> {
+export async function emulateDevice(contents: WebContents, preset: Preset, viewport: Viewport, userAgent: string): Promise<void> {
+  await contents.debugger.sendCommand('Emulation.setUserAgentOverride', { userAgent });
   await contents.debugger.sendCommand('Emulation.setDeviceMetricsOverride', {
     width: viewport.width,
     height: viewport.height,

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { BrowserWindow, session, type Session, type WebContents } from 'electron';
-import { egressBlocked, pageCrashed, unreachableFailure } from '../server/capture/capture-failures.js';
-import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
-import { tunnelFailure } from '../server/capture/tunnel-failure.js';
-import type { PageNetwork } from '../server/capture/quiet-network.js';
-import { withDeadline } from '../server/deadline.js';
-import { egressDenial, egressUnreachable, TUNNEL_REFUSED_ERROR } from '../server/egress/proxy-markers.js';
 
-/** A network with no request in flight for this long counts as idle. */
-const QUIET_MS = 100;
-const POLL_MS = 20;
+import { BrowserWindow, type Session, session, type WebContents } from 'electron';
+
+import { pageCrashed } from '../server/capture/capture-failures.js';
+import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
+import type { PageDriver } from '../server/capture/page-driver.js';
+import type { Tripwire } from '../server/capture/tripwire.js';
+import { withDeadline } from '../server/deadline.js';
+import { debuggerDriver } from './debugger-driver.js';
+
 const CLEANUP_TIMEOUT_MS = 5_000;
 
 export interface JobWindowOptions {
@@ -22,34 +21,12 @@ export interface JobWindowOptions {
 }
 
 /** One capture's hidden window, alone in its own in-memory session. */
-export interface JobWindow extends PageNetwork {
+export interface JobWindow {
   readonly window: BrowserWindow;
   readonly contents: WebContents;
   readonly session: Session;
-  /** Sub-requests the egress proxy refused so far. */
-  blockedRequests(): number;
-  /**
-   * Why the document shown in the main frame is not the page at `url`: the egress proxy refused
-   * it or could not reach it (for a refused tunnel, the proxy is asked which). Null when it is
-   * the page.
-   */
-  pageFailure(url: string): Promise<Error | null>;
-  /** Whether the main frame's current document has fired DOMContentLoaded. */
-  documentReady(): boolean;
-  /** Whether the page tried to start a download (which is cancelled). */
-  downloadStarted(): boolean;
-  /**
-   * Resolves once no request has been in flight for a moment, or after `maxMs` whatever
-   * happens (pages that poll or stream never go idle, and that is no reason to fail).
-   */
-  networkIdle(maxMs: number): Promise<void>;
-  /**
-   * Never resolves; rejects when the renderer crashes or hangs, the window goes away, or
-   * `interrupt` is called. Race every step of the capture against it.
-   */
-  readonly interrupted: Promise<never>;
-  /** Fails the capture with `err` (the caller's abort signal, the engine closing). */
-  interrupt(err: Error): void;
+  /** The window's debugger, attached, for the capture pipeline. */
+  readonly driver: PageDriver;
   /**
    * Destroys the window; never throws. `killRenderer` first ends a renderer that may still be
    * running the page (a script loop would outlive its window). The session is emptied after
@@ -64,9 +41,10 @@ export interface JobWindow extends PageNetwork {
  * control panel. Everything the page could use to reach further is shut: the session goes
  * through the egress proxy with loopback included, permission requests and checks are
  * refused, downloads are cancelled, `window.open` is denied, dialogs are suppressed, WebRTC
- * may not send UDP around the proxy.
+ * may not send UDP around the proxy. A renderer that crashes or hangs, or the window closing,
+ * trips `tripwire`, which every step of the capture races against.
  */
-export async function openJobWindow(options: JobWindowOptions): Promise<JobWindow> {
+export async function openJobWindow(options: JobWindowOptions, tripwire: Tripwire): Promise<JobWindow> {
   const partition = `job-${randomUUID()}`;
   // No `persist:` prefix: an in-memory session that never touches userData.
   const ses = session.fromPartition(partition);
@@ -81,53 +59,9 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
   ses.setDevicePermissionHandler(() => false);
-  let downloadStarted = false;
   ses.on('will-download', (event) => {
-    // Preventing the event cancels the download.
+    // Preventing the event cancels the download; the pipeline sees it start (Page.downloadWillBegin).
     event.preventDefault();
-    downloadStarted = true;
-  });
-
-  let blocked = 0;
-  let pageDenial: string | null = null;
-  let pageUnreachable: { code: string; url: string } | null = null;
-  let pageTunnelRefused: string | null = null;
-  const pending = new Set<number>();
-  let started = 0;
-  let lastActivity = Date.now();
-  const settled = (id: number) => {
-    pending.delete(id);
-    lastActivity = Date.now();
-  };
-  ses.webRequest.onSendHeaders((details) => {
-    pending.add(details.id);
-    started++;
-    lastActivity = Date.now();
-  });
-  ses.webRequest.onHeadersReceived((details, callback) => {
-    const headers = lowerCaseHeaders(details.responseHeaders);
-    const reason = egressDenial(details.url, headers);
-    if (details.resourceType === 'mainFrame') {
-      // The document finally shown decides: a refused or failed hop that redirected on does not count.
-      const code = egressUnreachable(details.url, headers);
-      if (reason !== null) pageDenial = reason;
-      else if (code !== null) pageUnreachable = { code, url: details.url };
-      else if (details.statusCode < 300 || details.statusCode >= 400) {
-        pageDenial = null;
-        pageUnreachable = null;
-        pageTunnelRefused = null;
-      }
-    } else if (reason !== null) {
-      blocked++;
-    }
-    callback({});
-  });
-  ses.webRequest.onCompleted((details) => settled(details.id));
-  ses.webRequest.onErrorOccurred((details) => {
-    settled(details.id);
-    if (details.error !== TUNNEL_REFUSED_ERROR) return;
-    if (details.resourceType === 'mainFrame') pageTunnelRefused = details.url;
-    else blocked++;
   });
 
   const { width, height } = options.viewport;
@@ -166,23 +100,9 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   contents.setAudioMuted(true);
   contents.on('will-attach-webview', (event) => event.preventDefault());
 
-  let domReady = false;
-  contents.on('did-start-navigation', (details) => {
-    if (details.isMainFrame && !details.isSameDocument) domReady = false;
-  });
-  contents.on('dom-ready', () => {
-    domReady = true;
-  });
-
   let disposed = false;
-  let reject!: (err: Error) => void;
-  const interrupted = new Promise<never>((_, rej) => {
-    reject = rej;
-  });
-  // Nobody may be racing against it at the moment it rejects; that must not be "unhandled".
-  interrupted.catch(() => undefined);
   const interrupt = (err: Error) => {
-    if (!disposed) reject(err);
+    if (!disposed) tripwire.trip(err);
   };
   // A renderer out of memory fails the page; one killed from outside or crashed is retried, as
   // in the Chromium engine (PageCrashedError).
@@ -192,32 +112,15 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
   contents.on('unresponsive', () => interrupt(new CaptureError(`The page stopped responding while capturing ${options.url}`)));
   window.on('closed', () => interrupt(new CaptureError('The capture window was closed')));
 
-  // The debugger drives the device emulation and the screenshots; attached before the first
-  // navigation, it follows the page through every renderer swap.
+  // The debugger is the capture pipeline's driver (and emulates the device); attached before the
+  // first navigation, it follows the page through every renderer swap.
   contents.debugger.attach('1.3');
 
   return {
     window,
     contents,
     session: ses,
-    blockedRequests: () => blocked,
-    async pageFailure(url) {
-      if (pageDenial !== null) return egressBlocked(pageDenial);
-      if (pageUnreachable) return unreachableFailure(url, pageUnreachable.url, pageUnreachable.code);
-      return pageTunnelRefused === null ? null : tunnelFailure(options.proxyServer, url, pageTunnelRefused);
-    },
-    documentReady: () => domReady,
-    downloadStarted: () => downloadStarted,
-    async networkIdle(maxMs) {
-      const deadline = Date.now() + maxMs;
-      while (Date.now() < deadline && !disposed) {
-        if (pending.size === 0 && Date.now() - lastActivity >= QUIET_MS) return;
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      }
-    },
-    requestsStarted: () => started,
-    interrupted,
-    interrupt,
+    driver: debuggerDriver(contents.debugger),
     dispose({ killRenderer = false } = {}) {
       if (disposed) return { emptied: Promise.resolve() };
       disposed = true;
@@ -237,10 +140,6 @@ export async function openJobWindow(options: JobWindowOptions): Promise<JobWindo
       } catch {
         // already destroyed
       }
-      ses.webRequest.onSendHeaders(null);
-      ses.webRequest.onHeadersReceived(null);
-      ses.webRequest.onCompleted(null);
-      ses.webRequest.onErrorOccurred(null);
       return { emptied: emptySession(ses) };
     },
   };
@@ -261,11 +160,4 @@ async function emptySession(ses: Session): Promise<void> {
   } catch {
     // best effort
   }
-}
-
-/** Electron gives header names as sent and values as lists; egressDenial wants lower-case names. */
-function lowerCaseHeaders(headers: Record<string, string[]> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, values] of Object.entries(headers ?? {})) out[name.toLowerCase()] = values.join(', ');
-  return out;
 }

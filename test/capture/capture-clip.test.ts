@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { clipFor, MAX_CAPTURE_PIXELS } from '../../server/capture/capture-clip.js';
 import type { PageGeometry } from '../../server/capture/page-scripts.js';
 
@@ -49,5 +50,49 @@ describe('capture clip pixel bound', () => {
     const { clip, truncated } = clipFor(zoomed, { fullPage: true, maxHeight: 100_000, format: 'png' }, 3, 3);
     expect(truncated).toBe(true);
     expect(devicePixels(clip, 3, 3)).toBeLessThanOrEqual(MAX_CAPTURE_PIXELS);
+  });
+});
+
+describe('capture clip', () => {
+  const geometry: PageGeometry = {
+    viewportX: 0,
+    viewportY: 300,
+    viewportWidth: 390,
+    viewportHeight: 844,
+    scale: 1,
+    fullHeight: 5000,
+  };
+
+  it('captures the viewport where the page is scrolled to', () => {
+    expect(clipFor(geometry, { fullPage: false, maxHeight: 16_384, format: 'png' }, 3)).toEqual({
+      clip: { x: 0, y: 300, width: 390, height: 844, scale: 1 },
+      truncated: false,
+      bitmapBytes: 1170 * 2532 * 4,
+    });
+  });
+
+  it('captures a full page from the top and cuts it at maxHeight', () => {
+    expect(clipFor(geometry, { fullPage: true, maxHeight: 16_384, format: 'png' }, 3)).toEqual({
+      clip: { x: 0, y: 0, width: 390, height: 5000, scale: 1 },
+      truncated: false,
+      bitmapBytes: 1170 * 15000 * 4,
+    });
+    expect(clipFor(geometry, { fullPage: true, maxHeight: 2000, format: 'png' }, 3)).toEqual({
+      clip: { x: 0, y: 0, width: 390, height: 2000, scale: 1 },
+      truncated: true,
+      bitmapBytes: 1170 * 6000 * 4,
+    });
+  });
+
+  it('keeps a webp full page within the encoder limit at the device pixel ratio', () => {
+    const { clip, truncated } = clipFor(geometry, { fullPage: true, maxHeight: 16_384, format: 'webp' }, 4);
+    expect(clip.height).toBe(Math.floor(16_383 / 4));
+    expect(truncated).toBe(true);
+  });
+
+  it('keeps a zoomed-out page at the viewport width by scaling with the zoom', () => {
+    const zoomed = { ...geometry, viewportY: 0, viewportWidth: 980, viewportHeight: 2121, scale: 390 / 980 };
+    const { clip } = clipFor(zoomed, { fullPage: false, maxHeight: 16_384, format: 'png' }, 3);
+    expect(clip.width * clip.scale).toBeCloseTo(390);
   });
 });
