@@ -1,4 +1,5 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
 import type { JobContextOptions } from '../server/capture/context-prewarmer.js';
 import { userAgentFor } from '../server/capture/presets.js';
 import { CHROMIUM_ARGS, type Scenario } from './scenarios.js';

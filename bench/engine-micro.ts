@@ -4,7 +4,9 @@
 // (this process, libvips threads included, plus the browser's process group) and ratios.
 // CPU time is the figure to trust on a shared machine; it asserts nothing.
 import fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+
+import { type Browser, chromium } from 'playwright-core';
+
 import { ChromiumEngine } from '../server/capture/chromium-engine.js';
 import { findChromium } from '../server/capture/chromium-path.js';
 import type { CaptureRequest } from '../server/capture/engine.js';

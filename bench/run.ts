@@ -7,7 +7,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
 import type { Browser } from 'playwright-core';
+
 import { DEFAULTS } from '../server/config.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCapture } from './browser-baselines.js';
@@ -16,8 +18,8 @@ import { compareImages, type ImageComparison } from './image-check.js';
 import { busyCpuMs, describeMachine, type MachineInfo } from './machine.js';
 import { browsersPss, snapshotTree } from './process-tree.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
-import { startService, type ServiceUnderTest } from './service-client.js';
-import { closedLoop, quantile, summarise, type LoopResult, type RunSummary } from './stats.js';
+import { type ServiceUnderTest, startService } from './service-client.js';
+import { closedLoop, type LoopResult, quantile, type RunSummary, summarise } from './stats.js';
 
 const MiB = 2 ** 20;
 

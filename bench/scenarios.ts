@@ -1,5 +1,5 @@
-import { PRESETS, type Preset } from '../server/capture/presets.js';
 import { BASE_ARGS } from '../server/capture/chromium-switches.js';
+import { type Preset, PRESETS } from '../server/capture/presets.js';
 
 /** One page of the mix, captured the same way by every method. */
 export interface Scenario {

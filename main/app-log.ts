@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { app } from 'electron';
 
 /** Largest log kept before the next start moves it aside to main.old.log. */

@@ -2,9 +2,9 @@ import path from 'node:path';
 
 import { app, dialog } from 'electron';
 
-import { type Config,loadConfig } from '../server/config.js';
+import { type Config, loadConfig } from '../server/config.js';
 import { withDeadline } from '../server/deadline.js';
-import { type RunningServer,startServer } from '../server/server.js';
+import { type RunningServer, startServer } from '../server/server.js';
 import type { AppLog } from './app-log.js';
 import { ElectronEngine } from './electron-engine.js';
 import { PRODUCT_NAME } from './tray-state.js';

@@ -5,7 +5,7 @@ import { type CaptureEngine, CaptureError, type CaptureRequest, type CaptureResu
 import { userAgentFor } from '../server/capture/presets.js';
 import { Tripwire } from '../server/capture/tripwire.js';
 import { emulateDevice } from './device-emulation.js';
-import { type JobWindow,openJobWindow } from './job-window.js';
+import { type JobWindow, openJobWindow } from './job-window.js';
 
 export interface ElectronEngineOptions {
   /**

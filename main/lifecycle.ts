@@ -1,5 +1,7 @@
 import path from 'node:path';
+
 import { app } from 'electron';
+
 import { PRODUCT_NAME } from './tray-state.js';
 
 /** Must match `appId` in electron-builder.yml (Windows groups taskbar entries by it). */

@@ -1,4 +1,5 @@
 import { app } from 'electron';
+
 import { setupAppLog } from './app-log.js';
 import { setupAppServer } from './app-server.js';
 import { setupLifecycle } from './lifecycle.js';

@@ -1,5 +1,7 @@
 import path from 'node:path';
+
 import { app, BrowserWindow, session, shell, type WebContents, type WebPreferences } from 'electron';
+
 import type { AppLog } from './app-log.js';
 import { isPanelNavigation, isPanelOrigin, panelOrigin, popupDecision } from './panel-navigation.js';
 import { PRODUCT_NAME } from './tray-state.js';

@@ -1,4 +1,5 @@
 import type { MenuItemConstructorOptions } from 'electron';
+
 import type { TrayState } from './tray-state.js';
 
 /** What the tray menu's items do; tray.ts wires them to the window, the queue and the app. */

@@ -1,9 +1,11 @@
 import path from 'node:path';
-import { app, clipboard, Menu, nativeImage, Tray, type NativeImage } from 'electron';
+
+import { app, clipboard, Menu, type NativeImage, nativeImage, Tray } from 'electron';
+
 import type { RunningServer } from '../server/server.js';
 import type { PanelWindow } from './panel-window.js';
-import { apiAddressFor, trayMenuTemplate, type TrayActions } from './tray-menu.js';
-import { trayStateFor, type TrayIconName } from './tray-state.js';
+import { apiAddressFor, type TrayActions, trayMenuTemplate } from './tray-menu.js';
+import { type TrayIconName, trayStateFor } from './tray-state.js';
 
 /** Queue changes come in bursts (every job start and end); the tray redraws at most this often. */
 const REDRAW_DELAY_MS = 150;

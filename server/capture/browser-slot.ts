@@ -1,4 +1,4 @@
-import { type Browser,chromium } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 
 import { sleep, withDeadline } from '../deadline.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from './context-prewarmer.js';

@@ -2,7 +2,7 @@ import { withDeadline } from '../deadline.js';
 import { BrowserSlot } from './browser-slot.js';
 import { pageOutOfMemory } from './capture-failures.js';
 import { capturePage } from './capture-pipeline.js';
-import { type ChromiumCommandLine,chromiumCommandLine } from './chromium-switches.js';
+import { type ChromiumCommandLine, chromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 import {
   BrowserCrashedError,

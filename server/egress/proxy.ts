@@ -1,7 +1,8 @@
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import type { Duplex } from 'node:stream';
+
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
 import { EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER, isProxyMarker } from './proxy-markers.js';
 import { TUNNEL_REFUSAL_PATH, TunnelRefusals } from './tunnel-refusals.js';

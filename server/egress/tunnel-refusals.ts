@@ -1,4 +1,5 @@
 import http from 'node:http';
+
 import { egressDenial, egressUnreachable, isProxyMarker } from './proxy-markers.js';
 
 /** Where the egress proxy answers, to requests in origin form, why it refused a tunnel. */

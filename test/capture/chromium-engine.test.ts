@@ -1,16 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+
 import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { MAX_CAPTURE_PIXELS } from '../../server/capture/capture-clip.js';
 import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureEngine, CaptureRequest } from '../../server/capture/engine.js';
-import { PRESETS, userAgentFor, type Preset } from '../../server/capture/presets.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureRequest, conformanceCases, type ConformanceHooks } from './conformance-cases.js';
-import { startDenyingProxy, type DenyingProxy } from './denying-proxy.js';
+import { type DenyingProxy, startDenyingProxy } from './denying-proxy.js';
 
 const executablePath = findChromium(process.env.CHROMIUM_PATH);
 

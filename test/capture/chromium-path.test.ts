@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChromiumNotFoundError, chromiumCandidates, findChromium } from '../../server/capture/chromium-path.js';
+
+import { chromiumCandidates, ChromiumNotFoundError, findChromium } from '../../server/capture/chromium-path.js';
 
 describe('findChromium', () => {
   let dir: string;

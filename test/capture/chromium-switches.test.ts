@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
+
 import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { chromiumCommandLine } from '../../server/capture/chromium-switches.js';

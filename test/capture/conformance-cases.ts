@@ -5,9 +5,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import sharp from 'sharp';
+
 import type { CaptureEngine, CaptureRequest, CaptureResult } from '../../server/capture/engine.js';
-import { PRESETS, userAgentFor, type Preset } from '../../server/capture/presets.js';
+import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
 
 /** Engine-specific powers a few cases need; a runner without one skips those cases. */
 export interface ConformanceHooks {

@@ -1,12 +1,13 @@
 // Ready contexts per kind of job, in real Chromium: a steady stream of one kind finds `size`
 // ready, three kinds in turn (a request for all devices) each find theirs, and a job of another
 // kind throws nothing away.
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from '../../server/capture/context-prewarmer.js';
-import { PRESETS, type Preset } from '../../server/capture/presets.js';
+import { type Preset, PRESETS } from '../../server/capture/presets.js';
 
 const kind = (preset: Preset): JobContextOptions => ({
   viewport: { width: preset.width, height: preset.height },

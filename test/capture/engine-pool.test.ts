@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { BrowserCrashedError, type CaptureRequest, type CaptureResult } from '../../server/capture/engine.js';
 import { EnginePool, type PoolableEngine } from '../../server/capture/engine-pool.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureRequest } from './conformance-cases.js';
 
 /** An engine at the seam: records what it was asked and finishes a capture when told to. */
@@ -55,11 +56,12 @@ describe('EnginePool routing', () => {
     expect(b.urls).toEqual(['2']);
     b.finishOne();
     await second;
-    pool.capture(req('4'));
+    const fourth = pool.capture(req('4'));
     expect(b.urls).toEqual(['2', '4']);
     a.finishOne();
     a.finishOne();
-    await Promise.all([first, third]);
+    b.finishOne();
+    await Promise.all([first, third, fourth]);
   });
 
   it('shares captures made one at a time between the engines in turn', async () => {

@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { encodeScreenshot } from '../../server/capture/image-encoder.js';
 
 const WIDTH = 1200;

@@ -2,18 +2,18 @@
 // pages that may load content on scrolling (scrollThroughPage with onlyWhenLazy), noticed by the
 // script every document gets once the pipeline has prepared the page (watchLazyLoading,
 // installed by preparePage). Real Chromium, the fixture server's pages.
-import { type Browser,chromium } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-import { type JobPage,openJobPage } from '../../server/capture/context-prewarmer.js';
+import { type JobPage, openJobPage } from '../../server/capture/context-prewarmer.js';
 import { MainFrame } from '../../server/capture/main-frame.js';
 import { evaluate } from '../../server/capture/page-driver.js';
 import { navigate, preparePage } from '../../server/capture/page-navigation.js';
 import { scrollThroughPage } from '../../server/capture/page-scripts.js';
 import { PageTraffic } from '../../server/capture/page-traffic.js';
-import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 const SCROLL = { maxMs: 5_000, maxHeight: 16_384, onlyWhenLazy: true };
 const DESKTOP = { viewport: { width: 1920, height: 1080 }, deviceScaleFactor: 1, isMobile: false, hasTouch: false, userAgent: 'lazy-detection-test' };

@@ -1,16 +1,16 @@
 // The functions the capture pipeline runs inside captured pages, run the way it runs them
 // (evaluate() through the page's CDP session) in real Chromium against the fixture pages, with
 // the frame fallback the Electron engine gives them for its hidden windows.
-import { type Browser,chromium } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-import { type JobPage,openJobPage } from '../../server/capture/context-prewarmer.js';
+import { type JobPage, openJobPage } from '../../server/capture/context-prewarmer.js';
 import { evaluate } from '../../server/capture/page-driver.js';
 import { documentSource } from '../../server/capture/page-screenshot.js';
 import { scrollThroughPage, settleAndMeasure } from '../../server/capture/page-scripts.js';
-import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 const FRAME_FALLBACK_MS = 100;
 

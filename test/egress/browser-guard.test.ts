@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import { CaptureError, type CaptureRequest, type CaptureResult } from '../../server/capture/engine.js';
 import { PRESETS } from '../../server/capture/presets.js';
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';
-import { startEgressProxy, type EgressProxy } from '../../server/egress/proxy.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { startCanary, type Canary } from './canary.js';
-import { startHostilePages, type HostilePages } from './hostile-pages.js';
+import { type EgressProxy, startEgressProxy } from '../../server/egress/proxy.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { type Canary, startCanary } from './canary.js';
+import { type HostilePages, startHostilePages } from './hostile-pages.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

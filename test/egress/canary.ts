@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import dgram from 'node:dgram';
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 
 /**
  * A server that must never be reached: it counts every TCP connection (HTTP requests, WebSocket

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+
+import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
 // 1×1 PNG
 const PIXEL = Buffer.from(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { egressDenial, egressUnreachable } from '../../server/egress/proxy-markers.js';
 
 describe('egress proxy markers', () => {

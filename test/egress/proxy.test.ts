@@ -1,11 +1,13 @@
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';
-import { startEgressProxy, type EgressProxy } from '../../server/egress/proxy.js';
+import { type EgressProxy, startEgressProxy } from '../../server/egress/proxy.js';
 import { askTunnelRefusal } from '../../server/egress/tunnel-refusals.js';
-import { startCanary, type Canary } from './canary.js';
+import { type Canary, startCanary } from './canary.js';
 
 interface Answer {
   status: number;

@@ -5,9 +5,10 @@
 // "N passed, N failed", and exits non-zero when a case failed. Cases that need an
 // engine-specific hook this runner does not have are listed as skipped.
 import { app } from 'electron';
+
 import { ElectronEngine } from '../../main/electron-engine.js';
 import { conformanceCases } from '../capture/conformance-cases.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 /** A case that takes longer than this is failed, so one hang cannot stall the run. */
 const CASE_TIMEOUT_MS = 120_000;

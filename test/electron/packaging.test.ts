@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { load } from 'js-yaml';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+
 import { electronCommand, XVFB_SCREEN } from '../../scripts/electron-launch.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { isPanelNavigation, isPanelOrigin, panelOrigin, popupDecision } from '../../main/panel-navigation.js';
 
 const adminUrl = 'http://127.0.0.1:8080/admin/#token=abc';

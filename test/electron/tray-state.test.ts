@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { apiAddressFor, trayMenuTemplate, type TrayActions } from '../../main/tray-menu.js';
+
+import { apiAddressFor, type TrayActions, trayMenuTemplate } from '../../main/tray-menu.js';
 import { trayStateFor } from '../../main/tray-state.js';
 
 const actions = (): TrayActions => ({

@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { processTree } from '../../bench/process-tree.js';
-import { startFixtureServer, type FixtureServer } from '../fixtures/fixture-server.js';
-import { startTestServer, waitForJob, type TestServer } from '../helpers/test-server.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
 const NAVIGATION_TIMEOUT_MS = 4000;
 const CAPTURE_TIMEOUT_MS = 4000;
