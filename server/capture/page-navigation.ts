@@ -71,7 +71,9 @@ const NAVIGATION_RETRIES = 2;
 /**
  * Runs page work until it completes on one document: when the main frame navigated while it
  * ran (it failed, or the document changed under it), waits for the new document to load and
- * runs it again, a bounded number of times.
+ * runs it again, a bounded number of times. Any failure counts once the frame has committed
+ * another document: a script evaluated just after the commit runs in the new, empty document,
+ * whose measurements (a height of 0) fail the screenshot in words of their own.
  */
 export async function onFinalDocument<R>(frame: MainFrame, work: () => Promise<R>): Promise<R> {
   for (let attempt = 0; ; attempt++) {
@@ -80,7 +82,8 @@ export async function onFinalDocument<R>(frame: MainFrame, work: () => Promise<R
       const result = await work();
       if (frame.navigations === navigations || attempt >= NAVIGATION_RETRIES) return result;
     } catch (err) {
-      if (!NAVIGATED_AWAY.test(String(err)) || attempt >= NAVIGATION_RETRIES) throw err;
+      const navigated = frame.navigations !== navigations || NAVIGATED_AWAY.test(String(err));
+      if (!navigated || attempt >= NAVIGATION_RETRIES) throw err;
     }
     // The navigation may have started but not committed yet; then the new document loads.
     const settled = Date.now() + SETTLE_AFTER_NAVIGATION_MS;
