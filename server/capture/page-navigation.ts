@@ -64,7 +64,7 @@ export async function navigate(
 
 /** What CDP answers when the document went away under a call. */
 const NAVIGATED_AWAY =
-  /Execution context was destroyed|Inspected target navigated or closed|Cannot find default execution context|navigated during/i;
+  /Execution context was destroyed|Inspected target navigated or closed|Cannot find default execution context|Not attached to an active page|navigated during/i;
 /** Times work is redone for a page that keeps navigating; the last result stands. */
 const NAVIGATION_RETRIES = 2;
 
