@@ -4,8 +4,8 @@ import { app, dialog } from 'electron';
 
 import { type Config, loadConfig } from '../server/config.js';
 import { withDeadline } from '../server/deadline.js';
+import type { Logger } from '../server/logger.js';
 import { type RunningServer, startServer } from '../server/server.js';
-import type { AppLog } from './app-log.js';
 import { ElectronEngine } from './electron-engine.js';
 import { PRODUCT_NAME } from './tray-state.js';
 
@@ -18,21 +18,21 @@ const SHUTDOWN_TIMEOUT_MS = 20_000;
  * as for the headless server. Quitting the app closes the server first. If the server cannot
  * start (port taken, data directory in use) the user is told why and the app exits.
  */
-export async function setupAppServer(log: AppLog): Promise<RunningServer> {
+export async function setupAppServer(log: Logger): Promise<RunningServer> {
   const config = loadConfig(process.env, { dataDir: path.join(app.getPath('userData'), 'data') });
   let running: RunningServer;
   try {
     running = await startServer(config, {
-      engine: ({ proxyServer }) => new ElectronEngine({ proxyServer }),
+      engine: ({ proxyServer }) => new ElectronEngine({ proxyServer, log: log.child({ component: 'capture' }) }),
       log,
     });
   } catch (err) {
-    log(`could not start: ${(err as Error)?.stack ?? String(err)}`);
+    log.error({ err }, 'could not start');
     dialog.showErrorBox(`${PRODUCT_NAME} could not start`, startFailure(err, config));
     app.exit(1);
     throw err;
   }
-  log(`${PRODUCT_NAME} listening on ${running.url} (data in ${config.dataDir})`);
+  log.info(`${PRODUCT_NAME} listening on ${running.url} (data in ${config.dataDir})`);
 
   let state: 'running' | 'stopping' | 'stopped' = 'running';
   app.on('before-quit', (event) => {
@@ -40,9 +40,9 @@ export async function setupAppServer(log: AppLog): Promise<RunningServer> {
     event.preventDefault();
     if (state === 'stopping') return;
     state = 'stopping';
-    log('shutting down');
+    log.info('shutting down');
     withDeadline(running.close(), SHUTDOWN_TIMEOUT_MS, () => new Error('the server did not stop in time'))
-      .catch((err: unknown) => log(`shutdown: ${String(err)}`))
+      .catch((err: unknown) => log.error({ err }, 'shutting down failed'))
       .finally(() => {
         state = 'stopped';
         app.quit();

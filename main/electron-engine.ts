@@ -4,6 +4,7 @@ import { capturePage } from '../server/capture/capture-pipeline.js';
 import { type CaptureEngine, CaptureError, type CaptureRequest, type CaptureResult } from '../server/capture/engine.js';
 import { userAgentFor } from '../server/capture/presets.js';
 import { Tripwire } from '../server/capture/tripwire.js';
+import type { Logger } from '../server/logger.js';
 import { emulateDevice } from './device-emulation.js';
 import { type JobWindow, openJobWindow } from './job-window.js';
 
@@ -14,6 +15,8 @@ export interface ElectronEngineOptions {
    * the conformance runner uses
    */
   proxyServer?: string;
+  /** Where notes about pages go (one whose `load` never fired). @default silentLogger */
+  log?: Logger;
 }
 
 /** A hidden window may render no frames; page scripts waiting for one go on after this long. */
@@ -82,6 +85,7 @@ export class ElectronEngine implements CaptureEngine {
         clipDpr: 1,
         frameFallbackMs: FRAME_FALLBACK_MS,
         proxyServer: this.options.proxyServer,
+        log: this.options.log,
       });
       finished = true;
       return result;

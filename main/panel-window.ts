@@ -2,7 +2,7 @@ import path from 'node:path';
 
 import { app, BrowserWindow, session, shell, type WebContents, type WebPreferences } from 'electron';
 
-import type { AppLog } from './app-log.js';
+import type { Logger } from '../server/logger.js';
 import { isPanelNavigation, isPanelOrigin, panelOrigin, popupDecision } from './panel-navigation.js';
 import { PRODUCT_NAME } from './tray-state.js';
 
@@ -28,7 +28,7 @@ const PANEL_PREFERENCES: WebPreferences = {
  * app or a click on the macOS dock icon. The panel is an ordinary web app on the admin API,
  * so the window needs no preload and no IPC.
  */
-export function setupPanelWindow(adminUrl: string, log: AppLog): PanelWindow {
+export function setupPanelWindow(adminUrl: string, log: Logger): PanelWindow {
   const origin = panelOrigin(adminUrl);
   allowOnlyClipboardWrites(origin);
   let window: BrowserWindow | null = null;
@@ -58,7 +58,7 @@ export function setupPanelWindow(adminUrl: string, log: AppLog): PanelWindow {
     created.on('closed', () => {
       if (window === created) window = null;
     });
-    created.loadURL(adminUrl).catch((err: unknown) => log(`control panel: ${String(err)}`));
+    created.loadURL(adminUrl).catch((err: unknown) => log.warn({ component: 'panel', err }, 'the control panel did not load'));
   };
 
   app.on('second-instance', open);

@@ -14,7 +14,7 @@ import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
-import { createLogger, type LineLog, lineLogger, type Logger,toLineLog } from './logger.js';
+import { createLogger, type LineLog, lineLogger, type Logger } from './logger.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
@@ -98,7 +98,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { resolve: deps.resolve },
     );
     settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: toLineLog(log, 'egress') });
+    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }) });
     cleanups.push(() => proxy.close());
     const egressProxyUrl = proxy.url;
 
@@ -191,7 +191,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
  * one, so the pool holds as many spares as it has browsers.
  */
 function chromiumEngines(config: Readonly<Config>, proxyServer: string, logger: Logger): CaptureEngine {
-  const log = toLineLog(logger, 'capture');
+  const log = logger.child({ component: 'capture' });
   const executablePath = findChromium(config.chromiumPath);
   const engine = (prewarm?: number) =>
     new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, prewarm, pageMemoryMb: config.pageMemoryMb });

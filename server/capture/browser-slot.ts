@@ -1,6 +1,7 @@
 import { type Browser, chromium } from 'playwright-core';
 
 import { sleep, withDeadline } from '../deadline.js';
+import type { Logger } from '../logger.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from './context-prewarmer.js';
 import { PageMemoryGuard } from './page-memory-guard.js';
 
@@ -14,7 +15,7 @@ export interface BrowserLaunchOptions {
   /** A page's renderer using more resident memory than this is killed (PageMemoryGuard). */
   pageMemoryLimitBytes: number;
   launchTimeoutMs: number;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 /** Time a polite browser.close() gets before the process group is killed. */

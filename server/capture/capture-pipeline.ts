@@ -1,4 +1,5 @@
 import { withDeadline } from '../deadline.js';
+import type { Logger } from '../logger.js';
 import { clipFor } from './capture-clip.js';
 import { captureTimedOut, loadTimedOut } from './capture-failures.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
@@ -34,7 +35,7 @@ export interface PipelineOptions {
   /** Lets the page's renderer use this many bytes beyond its memory limit, for the screenshot's bitmap. @default none */
   allowMemory?: (bytes: number) => void;
   /** Where notes about a page go (one whose `load` never fired). @default silent */
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 /** One capture on its way through the steps. */
@@ -105,7 +106,7 @@ async function load(capture: Capture): Promise<void> {
   await throwIfNotThePage(traffic, url);
   const loadLeft = navigationTimeoutMs - (Date.now() - started);
   if (!(await options.tripwire.race(frame.until(() => frame.reached('load'), loadLeft)))) {
-    options.log?.(`${url} did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
+    options.log?.info({ url }, `the page did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
   }
   // Requests started before or in the load handlers are already in flight: wait for those.
   // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.

@@ -1,4 +1,5 @@
 import { withDeadline } from '../deadline.js';
+import { type Logger, silentLogger } from '../logger.js';
 import { BrowserSlot } from './browser-slot.js';
 import { pageOutOfMemory } from './capture-failures.js';
 import { capturePage } from './capture-pipeline.js';
@@ -27,8 +28,11 @@ export interface ChromiumEngineOptions {
   proxyServer?: string;
   /** More Chromium switches, after ours. @default [] */
   extraArgs?: string[];
-  /** Where the engine reports relaunches and hung browsers. @default silent */
-  log?: (line: string) => void;
+  /**
+   * Where the engine reports relaunches, hung browsers, renderers stopped for their memory and
+   * pages whose `load` never fired. @default silentLogger
+   */
+  log?: Logger;
   /**
    * Fresh contexts kept ready for a stream of one kind of job (and one of each other kind
    * recently captured: ContextPrewarmer). Two, so that two jobs arriving together (the
@@ -63,7 +67,7 @@ export class ChromiumEngine implements CaptureEngine {
   readonly name = 'chromium';
   private readonly recycleAfter: number;
   private readonly commandLine: ChromiumCommandLine;
-  private readonly log: (line: string) => void;
+  private readonly log: Logger;
   /** The browser new captures go to. */
   private current: BrowserSlot | undefined;
   private launching: Promise<BrowserSlot> | undefined;
@@ -74,7 +78,7 @@ export class ChromiumEngine implements CaptureEngine {
 
   constructor(private readonly options: ChromiumEngineOptions) {
     this.recycleAfter = Math.max(1, options.recycleAfter ?? 200);
-    this.log = options.log ?? (() => undefined);
+    this.log = options.log ?? silentLogger;
     this.commandLine = chromiumCommandLine(options.proxyServer, options.extraArgs);
   }
 
@@ -201,7 +205,7 @@ export class ChromiumEngine implements CaptureEngine {
         clipDpr: preset.deviceScaleFactor,
         proxyServer: this.options.proxyServer,
         allowMemory,
-        log: (line) => this.log(`chromium: ${line}`),
+        log: this.log,
       });
     } catch (err) {
       const explained = this.explain(err, slot, tripwire, signal);
@@ -240,7 +244,7 @@ export class ChromiumEngine implements CaptureEngine {
   }
 
   private async kill(slot: BrowserSlot, why: string): Promise<void> {
-    this.log(`chromium: killing the browser (pid ${slot.pid ?? 'unknown'}) because ${why}`);
+    this.log.warn({ pid: slot.pid }, `killing the browser because ${why}`);
     if (this.current === slot) this.current = undefined;
     await slot.kill();
   }
@@ -253,7 +257,7 @@ export class ChromiumEngine implements CaptureEngine {
       // Later captures go to a new browser; this one closes when its last capture ends.
       slot.retire();
       this.current = undefined;
-      this.launchInBackground('recycling the browser');
+      this.launchInBackground('recycling the browser', 'info');
     }
     return slot;
   }
@@ -296,12 +300,13 @@ export class ChromiumEngine implements CaptureEngine {
     this.slots.delete(slot);
     if (this.current !== slot) return;
     this.current = undefined;
-    if (!this.closed) this.launchInBackground('the browser exited');
+    if (!this.closed) this.launchInBackground('the browser exited', 'warn');
   }
 
-  private launchInBackground(why: string): void {
+  /** `level`: a browser that exited unasked for is worth a warning; recycling one is routine. */
+  private launchInBackground(why: string, level: 'info' | 'warn'): void {
     if (this.closed) return;
-    this.log(`chromium: starting a new browser (${why})`);
-    this.currentSlot().catch((err: unknown) => this.log(`chromium: could not start the browser: ${String(err)}`));
+    this.log[level](`starting a new browser (${why})`);
+    this.currentSlot().catch((err: unknown) => this.log.error({ err }, 'could not start the browser'));
   }
 }

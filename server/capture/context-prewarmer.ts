@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 
+import type { Logger } from '../logger.js';
 import type { PageDriver } from './page-driver.js';
 
 /** What a job's context is created with. Chromium fixes these for the context's lifetime. */
@@ -75,7 +76,7 @@ export class ContextPrewarmer {
     private readonly browser: Browser,
     /** Spares kept ready for a stream of one kind of job; 0 turns pre-warming off. */
     private readonly size: number,
-    private readonly log: (line: string) => void,
+    private readonly log: Logger,
   ) {}
 
   /** A context for one job; the caller closes it. */
@@ -112,7 +113,7 @@ export class ContextPrewarmer {
 
   private add(options: JobContextOptions, key: string): void {
     const ready = openJobPage(this.browser, options).catch((err: unknown) => {
-      if (this.browser.isConnected()) this.log(`chromium: could not prepare a context: ${String(err)}`);
+      if (this.browser.isConnected()) this.log.warn({ err }, 'could not prepare a context');
       return null;
     });
     this.spares.push({ key, ready });

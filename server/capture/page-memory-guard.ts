@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 
+import { type Logger, silentLogger } from '../logger.js';
+
 /** How often the renderers' memory is read. A page growing 0.3 GB/s overshoots by at most ~75 MB. */
 const POLL_MS = 250;
 /** A page crash this soon after a kill may be taken to be that kill. */
@@ -52,7 +54,7 @@ function renderers(browserPid: number): number[] {
  */
 export class PageMemoryGuard {
   private readonly timer: NodeJS.Timeout | undefined;
-  private readonly log: (line: string) => void;
+  private readonly log: Logger;
   /** Extra memory granted to captures now rendering a large bitmap (allow()). */
   private readonly allowances = new Set<{ bytes: number }>();
   /** Kills not yet claimed by a page's crash: the renderer and when (performance.now()). */
@@ -64,10 +66,10 @@ export class PageMemoryGuard {
     options: {
       /** Reading /proc costs about 1 ms a time, so it is done only while this says captures run. */
       busy?: () => boolean;
-      log?: (line: string) => void;
+      log?: Logger;
     } = {},
   ) {
-    this.log = options.log ?? (() => undefined);
+    this.log = options.log ?? silentLogger;
     if (!fs.existsSync(`/proc/${browserPid}/task`)) return;
     const busy = options.busy ?? (() => true);
     this.timer = setInterval(() => busy() && this.check(), POLL_MS);
@@ -113,7 +115,7 @@ export class PageMemoryGuard {
       // A renderer still dying when read again is one kill, not two.
       if (!this.unclaimedKills.some((kill) => kill.pid === pid)) this.unclaimedKills.push({ pid, at: performance.now() });
       const mib = (n: number) => Math.round(n / 2 ** 20);
-      this.log(`chromium: killing a page's renderer (pid ${pid}): ${mib(bytes)} MiB of memory, more than ${mib(limit)} MiB`);
+      this.log.warn({ pid }, `killing a page's renderer: ${mib(bytes)} MiB of memory, more than ${mib(limit)} MiB`);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 
+import { type Logger, silentLogger } from '../logger.js';
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
 import { EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER, isProxyMarker } from './proxy-markers.js';
 import { TUNNEL_REFUSAL_PATH, TunnelRefusals } from './tunnel-refusals.js';
@@ -16,7 +17,8 @@ export interface EgressProxy {
 
 export interface EgressProxyDeps {
   policy: EgressPolicy;
-  log?: (message: string) => void;
+  /** Where refusals and faults are reported. @default silentLogger */
+  log?: Logger;
   /** Time to open a connection to the target. @default 10000 */
   connectTimeoutMs?: number;
   /** A request or tunnel with no traffic for this long is closed. @default 120000 */
@@ -55,7 +57,7 @@ const HOP_BY_HOP = new Set([
  */
 export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressProxy> {
   const { policy } = deps;
-  const log = deps.log ?? (() => {});
+  const log = deps.log ?? silentLogger;
   const connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
   const idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
   const sockets = new Set<net.Socket>();
@@ -73,7 +75,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       return await check();
     } catch (err) {
       if (err instanceof EgressDeniedError) {
-        log(`egress denied: ${what}: ${err.reason}`);
+        log.info({ target: what, reason: err.reason }, 'egress denied');
         refuse(403, { [EGRESS_DENIED_HEADER]: err.reason }, err.message);
       } else {
         // A name that does not resolve (HostNotFoundError, HostLookupTimeoutError carry a code).
@@ -88,7 +90,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
     <A extends unknown[]>(handler: (...args: A) => Promise<void>, drop: (...args: A) => void) =>
     (...args: A) => {
       handler(...args).catch((err: unknown) => {
-        log(`egress proxy: ${(err as Error).message}`);
+        log.error({ err }, 'a proxy handler failed; its connection is dropped');
         drop(...args);
       });
     };
@@ -129,7 +131,8 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders, isProxyMarker));
       } catch (err) {
         // A status line or header Node will not write back out; never let it reach the event loop.
-        log(`egress proxy: unusable answer from ${target.url.host}: ${(err as Error).message}`);
+        // The target's fault, not ours: no stack.
+        log.warn({ host: target.url.host, reason: (err as Error).message }, 'unusable answer from the target');
         answer.destroy();
         return void res.destroy();
       }

@@ -10,6 +10,7 @@ import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureEngine, CaptureRequest } from '../../server/capture/engine.js';
 import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
+import { lineLogger } from '../../server/logger.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureRequest, conformanceCases, type ConformanceHooks } from './conformance-cases.js';
 import { type DenyingProxy, startDenyingProxy } from './denying-proxy.js';
@@ -133,7 +134,7 @@ describe('ChromiumEngine', () => {
       // than the 16384 px cap asked for 11520 x 49152 device pixels. With a 512 MiB page limit the
       // renderer's ~650 MiB while it renders the bitmap must be allowed for, as the bitmap is ours.
       const logs: string[] = [];
-      const engine = new ChromiumEngine({ executablePath, pageMemoryMb: 512, log: (line) => logs.push(line) });
+      const engine = new ChromiumEngine({ executablePath, pageMemoryMb: 512, log: lineLogger((line) => logs.push(line)) });
       try {
         const result = await engine.capture(
           request(fixture, '/tall.html?h=20000', {
@@ -169,7 +170,7 @@ describe('ChromiumEngine', () => {
 
   it('replaces the browser after recycleAfter captures without failing running ones', async () => {
     const logs: string[] = [];
-    const engine = new ChromiumEngine({ executablePath, recycleAfter: 2, log: (line) => logs.push(line) });
+    const engine = new ChromiumEngine({ executablePath, recycleAfter: 2, log: lineLogger((line) => logs.push(line)) });
     try {
       await engine.start();
       const first = engine.browserPid()!;
@@ -206,7 +207,7 @@ describe('ChromiumEngine', () => {
 
   it('kills a browser that stops answering, reports it as a crash and captures again', async () => {
     const logs: string[] = [];
-    const engine = new ChromiumEngine({ executablePath, log: (line) => logs.push(line) });
+    const engine = new ChromiumEngine({ executablePath, log: lineLogger((line) => logs.push(line)) });
     let stopped: number | undefined;
     try {
       await engine.capture(request(fixture, '/small.html')); // leaves a pre-warmed context ready

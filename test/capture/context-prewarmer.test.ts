@@ -8,6 +8,7 @@ import { findChromium } from '../../server/capture/chromium-path.js';
 import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from '../../server/capture/context-prewarmer.js';
 import { type Preset, PRESETS } from '../../server/capture/presets.js';
+import { silentLogger } from '../../server/logger.js';
 
 const kind = (preset: Preset): JobContextOptions => ({
   viewport: { width: preset.width, height: preset.height },
@@ -62,7 +63,7 @@ describe('ContextPrewarmer', () => {
   };
 
   it('keeps `size` ready for a stream of one kind, and replaces what is taken', async () => {
-    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer = new ContextPrewarmer(browser, 2, silentLogger);
     prewarmer.prepare(DESKTOP);
     expect(prewarmer.sparesFor(DESKTOP)).toBe(2);
     const before = await sparesOnceReady(DESKTOP, DESKTOP);
@@ -74,7 +75,7 @@ describe('ContextPrewarmer', () => {
   });
 
   it('keeps one of each of three kinds taken in turn, so each finds its own', async () => {
-    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer = new ContextPrewarmer(browser, 2, silentLogger);
     for (const options of [DESKTOP, TABLET, MOBILE]) prewarmer.prepare(options);
     // Two desktop, then one tablet, then the mobile one takes the oldest desktop's place.
     expect([DESKTOP, TABLET, MOBILE].map((o) => prewarmer!.sparesFor(o))).toEqual([1, 1, 1]);
@@ -83,7 +84,7 @@ describe('ContextPrewarmer', () => {
   });
 
   it('keeps its spares when a job of another kind comes', async () => {
-    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer = new ContextPrewarmer(browser, 2, silentLogger);
     prewarmer.prepare(DESKTOP);
     const before = await sparesOnceReady(DESKTOP, DESKTOP);
     expect(await take(MOBILE, before)).toBe(false);
@@ -92,10 +93,10 @@ describe('ContextPrewarmer', () => {
   });
 
   it('keeps none with size 0, and none after dispose', async () => {
-    prewarmer = new ContextPrewarmer(browser, 0, () => undefined);
+    prewarmer = new ContextPrewarmer(browser, 0, silentLogger);
     prewarmer.prepare(DESKTOP);
     expect(prewarmer.sparesFor(DESKTOP)).toBe(0);
-    prewarmer = new ContextPrewarmer(browser, 2, () => undefined);
+    prewarmer = new ContextPrewarmer(browser, 2, silentLogger);
     prewarmer.prepare(DESKTOP);
     await sparesOnceReady(DESKTOP, DESKTOP);
     prewarmer.dispose();

@@ -6,6 +6,7 @@ import { CaptureError, type CaptureRequest, type CaptureResult } from '../../ser
 import { PRESETS } from '../../server/capture/presets.js';
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { type EgressProxy, startEgressProxy } from '../../server/egress/proxy.js';
+import { lineLogger } from '../../server/logger.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { type Canary, startCanary } from './canary.js';
 import { type HostilePages, startHostilePages } from './hostile-pages.js';
@@ -51,7 +52,7 @@ describe('the egress guard in front of the Chromium engine', () => {
     hostile = await startHostilePages(canary.port);
     fixture = await startFixtureServer();
     const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }, { resolve });
-    proxy = await startEgressProxy({ policy, log: (m) => denials.push(m) });
+    proxy = await startEgressProxy({ policy, log: lineLogger((line) => denials.push(line)) });
     engine = new ChromiumEngine({ executablePath: findChromium(process.env.CHROMIUM_PATH), proxyServer: proxy.url });
     await engine.start();
   });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { type EgressProxy, startEgressProxy } from '../../server/egress/proxy.js';
 import { askTunnelRefusal } from '../../server/egress/tunnel-refusals.js';
+import { lineLogger } from '../../server/logger.js';
 import { type Canary, startCanary } from './canary.js';
 
 interface Answer {
@@ -80,7 +81,7 @@ describe('egress proxy', () => {
     const resolve: Resolver = async (host) =>
       host === 'origin.test' ? [{ address: '127.0.0.1', family: 4 }] : host === 'canary.test' ? [{ address: '127.0.0.2', family: 4 }] : [];
     const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }, { resolve });
-    proxy = await startEgressProxy({ policy, log: (m) => log.push(m) });
+    proxy = await startEgressProxy({ policy, log: lineLogger((line) => log.push(line)) });
   });
 
   afterAll(async () => {
