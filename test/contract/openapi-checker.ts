@@ -131,6 +131,12 @@ export class ContractChecker {
     return validate(value) ? [] : [`${name}: ${this.ajv.errorsText(validate.errors)}`];
   }
 
+  /** Problems of a request body against its operation's schema (written inline in the document). */
+  checkRequestBody(method: string, path: string, value: unknown): string[] {
+    const validate = this.validator(`/paths/${escape(path)}/${method.toLowerCase()}/requestBody/content/application~1json/schema`);
+    return validate(value) ? [] : [`${method} ${path} body: ${this.ajv.errorsText(validate.errors)}`];
+  }
+
   private validator(pointer: string): ValidateFunction {
     let validate = this.compiled.get(pointer);
     if (!validate) {
