@@ -11,7 +11,7 @@ export interface Clip {
 }
 
 /** Encoders' largest side in pixels: libwebp stops at 16383, JPEG at 65535. */
-const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535, webp: 16_383 };
+const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 20, jpeg: 65_535, webp: 16_383, pdf: 1 << 20 };
 
 /**
  * The most device pixels one capture may have: 150 million (11520 × 13020, the API's widest

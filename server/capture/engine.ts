@@ -1,11 +1,16 @@
+import type { CaptureOptions } from './capture-options.js';
 import type { Preset } from './presets.js';
 
-export type ImageFormat = 'png' | 'jpeg' | 'webp';
+/** What a capture produces: an image, or a PDF of the page. */
+export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'pdf';
+/** The formats that are pictures (everything but pdf). */
+export type PictureFormat = Exclude<ImageFormat, 'pdf'>;
 
 export const IMAGE_CONTENT_TYPES: Record<ImageFormat, string> = {
   png: 'image/png',
   jpeg: 'image/jpeg',
   webp: 'image/webp',
+  pdf: 'application/pdf',
 };
 
 /** One capture, fully resolved: the engine applies it and decides nothing about policy. */
@@ -27,6 +32,8 @@ export interface CaptureRequest {
   captureTimeoutMs: number;
   /** Largest page source kept, in bytes; a larger one is not returned. */
   maxSourceBytes: number;
+  /** The options of POST /v1/screenshot beyond device and format. @default none */
+  options?: CaptureOptions;
   signal?: AbortSignal;
   /** Called with 40 when the page has loaded and 70 when the image is captured. */
   onProgress?: (progress: number) => void;
@@ -35,7 +42,7 @@ export interface CaptureRequest {
 export interface CaptureResult {
   image: Buffer;
   format: ImageFormat;
-  /** Image size in device pixels. */
+  /** Image size in device pixels (for a PDF: its first page, in points). */
   width: number;
   height: number;
   /** True when the capture was cut in height: at `maxHeight`, or at MAX_CAPTURE_PIXELS (capture-clip.ts). */
@@ -49,6 +56,12 @@ export interface CaptureResult {
    * tunnel the proxy would not open).
    */
   blockedRequests: number;
+  /** The main document's HTTP status, when it came over HTTP. */
+  httpStatus: number | null;
+  /** The address of the document captured, after redirects. */
+  finalUrl: string;
+  /** The document's title, as `document.title` gives it ('' when none). */
+  pageTitle: string;
 }
 
 /**

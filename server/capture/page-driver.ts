@@ -14,7 +14,10 @@ interface CdpResponse {
 export interface CdpCommands {
   'Page.enable': { params: Record<string, never>; result: object };
   'Page.getFrameTree': { params: Record<string, never>; result: { frameTree: { frame: { id: string } } } };
-  'Page.addScriptToEvaluateOnNewDocument': { params: { source: string }; result: { identifier: string } };
+  'Page.addScriptToEvaluateOnNewDocument': {
+    params: { source: string; worldName?: string; runImmediately?: boolean };
+    result: { identifier: string };
+  };
   'Page.navigate': {
     params: { url: string };
     /** `isDownload`: the address answered with a file to download (Chromium 126 and later). */
@@ -29,11 +32,57 @@ export interface CdpCommands {
     };
     result: { data: string };
   };
+  'Page.printToPDF': {
+    params: {
+      printBackground?: boolean;
+      paperWidth?: number;
+      paperHeight?: number;
+      marginTop?: number;
+      marginBottom?: number;
+      marginLeft?: number;
+      marginRight?: number;
+      preferCSSPageSize?: boolean;
+    };
+    result: { data: string };
+  };
   'Network.enable': { params: { maxTotalBufferSize?: number; maxResourceBufferSize?: number }; result: object };
+  /** Patterns with `*` wildcards; a matching request fails with net::ERR_BLOCKED_BY_CLIENT. */
+  'Network.setBlockedURLs': { params: { urls: string[] }; result: object };
+  'Network.setCookies': {
+    params: {
+      cookies: Array<{
+        name: string;
+        value: string;
+        url?: string;
+        domain?: string;
+        path?: string;
+        secure?: boolean;
+        httpOnly?: boolean;
+        sameSite?: 'Strict' | 'Lax' | 'None';
+      }>;
+    };
+    result: object;
+  };
+  'Network.setUserAgentOverride': { params: { userAgent: string; acceptLanguage?: string }; result: object };
+  'Fetch.enable': {
+    params: { patterns: Array<{ urlPattern?: string; resourceType?: string; requestStage?: 'Request' | 'Response' }>; handleAuthRequests?: boolean };
+    result: object;
+  };
+  'Fetch.disable': { params: Record<string, never>; result: object };
+  'Fetch.continueRequest': { params: { requestId: string; headers?: Array<{ name: string; value: string }> }; result: object };
+  'Emulation.setEmulatedMedia': { params: { media?: string; features?: Array<{ name: string; value: string }> }; result: object };
+  'Emulation.setTimezoneOverride': { params: { timezoneId: string }; result: object };
+  'Emulation.setLocaleOverride': { params: { locale?: string }; result: object };
+  'Input.dispatchMouseEvent': {
+    params: { type: 'mousePressed' | 'mouseReleased' | 'mouseMoved'; x: number; y: number; button?: 'left' | 'none'; clickCount?: number };
+    result: object;
+  };
   'Runtime.evaluate': {
-    params: { expression: string; awaitPromise: boolean; returnByValue: boolean };
+    params: { expression: string; awaitPromise: boolean; returnByValue: boolean; userGesture?: boolean };
     result: { result: { value?: unknown }; exceptionDetails?: { text: string; exception?: { description?: string } } };
   };
+  /** A function `name(payload: string)` in every document's main world, reported as Runtime.bindingCalled. */
+  'Runtime.addBinding': { params: { name: string }; result: object };
   'DOM.getDocument': { params: { depth: number }; result: { root: { nodeId: number } } };
   'DOM.getOuterHTML': { params: { nodeId: number }; result: { outerHTML: string } };
 }
@@ -52,6 +101,10 @@ export interface CdpEvents {
   'Network.responseReceived': { requestId: string; response: CdpResponse };
   'Network.loadingFinished': { requestId: string };
   'Network.loadingFailed': { requestId: string; errorText: string };
+  /** A request paused by Fetch.enable's patterns, to be continued (Fetch.continueRequest). */
+  'Fetch.requestPaused': { requestId: string; request: { url: string; headers: Record<string, string> }; resourceType: string };
+  /** The page called a function added with Runtime.addBinding. */
+  'Runtime.bindingCalled': { name: string; payload: string; executionContextId: number };
 }
 
 export type CdpEventHandler<E extends keyof CdpEvents> = (params: CdpEvents[E]) => void;
