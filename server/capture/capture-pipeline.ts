@@ -3,14 +3,16 @@ import type { Logger } from '../logger.js';
 import { clipFor } from './capture-clip.js';
 import { captureTimedOut, loadTimedOut } from './capture-failures.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
+import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
 import { captureImage, type EncodedImage } from './image-encoder.js';
 import { MainFrame } from './main-frame.js';
 import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
 import { documentSource, screenshot } from './page-screenshot.js';
-import { scrollThroughPage, settleAndMeasure } from './page-scripts.js';
+import { pageFacts, type PageFacts, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
+import { blockRequests } from './request-blocking.js';
 import type { Tripwire } from './tripwire.js';
 
 /** What an engine tells the pipeline about its page, beyond the driver. */
@@ -65,7 +67,7 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
   try {
     await load(capture);
     report(request, 40);
-    const { image, truncated, html } = await withDeadline(tripwire.race(shoot(capture)), captureTimeoutMs, () =>
+    const { image, truncated, html, page } = await withDeadline(tripwire.race(shoot(capture)), captureTimeoutMs, () =>
       captureTimedOut(url, captureTimeoutMs),
     );
     await throwIfNotThePage(traffic, url);
@@ -79,6 +81,9 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
       html: Buffer.byteLength(html, 'utf8') <= request.maxSourceBytes ? html : null,
       userAgent: options.userAgent,
       blockedRequests: traffic.blockedRequests,
+      httpStatus: traffic.mainDocumentStatus,
+      finalUrl: page.url,
+      pageTitle: page.title,
     };
   } catch (err) {
     // A step cut short by the page or the browser going away says so, not what it was doing.
@@ -99,7 +104,13 @@ async function load(capture: Capture): Promise<void> {
   const { url, navigationTimeoutMs } = request;
   const started = Date.now();
   await withDeadline(
-    options.tripwire.race(preparePage(driver, frame).then(() => navigate(driver, frame, traffic, url, options.proxyServer))),
+    options.tripwire.race(
+      (async () => {
+        const asked = request.options ?? {};
+        await Promise.all([preparePage(driver, frame), blockRequests(driver, url, asked), prepareConsentDialogs(driver, asked)]);
+        await navigate(driver, frame, traffic, url, options.proxyServer);
+      })(),
+    ),
     navigationTimeoutMs,
     () => loadTimedOut(url, navigationTimeoutMs),
   );
@@ -122,7 +133,7 @@ async function load(capture: Capture): Promise<void> {
  * idle (a timer right after `load`, a fetch chained to another) is captured again once they
  * are done (takeOnceQuiet).
  */
-async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated: boolean; html: string }> {
+async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated: boolean; html: string; page: PageFacts }> {
   const { driver, frame, traffic, request, options } = capture;
   let requestsSeen = traffic.requestsStarted();
   if (request.fullPage) {
@@ -138,18 +149,19 @@ async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated
       requestsSeen = traffic.requestsStarted();
     }
   }
-  const { png, truncated, html } = await onFinalDocument(frame, () =>
+  await dismissConsentDialogs(driver, request.options ?? {}, request.captureTimeoutMs / 3);
+  const { png, truncated, html, page } = await onFinalDocument(frame, () =>
     takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)),
   );
   const image = await captureImage(png, request.format, request.quality);
-  return { image, truncated, html };
+  return { image, truncated, html, page };
 }
 
 /**
  * Measures the page, then takes the screenshot while Chromium serialises the document. The
  * page may use the bitmap's size in memory beyond its limit meanwhile (`allowMemory`).
  */
-async function screenshotOnce({ driver, frame, request, options }: Capture): Promise<{ png: Buffer; truncated: boolean; html: string }> {
+async function screenshotOnce({ driver, frame, request, options }: Capture): Promise<{ png: Buffer; truncated: boolean; html: string; page: PageFacts }> {
   const frameFallbackMs = options.frameFallbackMs ?? 0;
   const dpr = request.preset.deviceScaleFactor;
   const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
@@ -160,13 +172,15 @@ async function screenshotOnce({ driver, frame, request, options }: Capture): Pro
   shot.catch(() => undefined);
   const source = documentSource(driver);
   source.catch(() => undefined);
+  const facts = evaluate(driver, pageFacts, null);
+  facts.catch(() => undefined);
   const png = await Promise.race([
     shot,
     frame.nextNavigation().then((): never => {
       throw new Error('The page navigated during the screenshot');
     }),
   ]);
-  return { png, truncated, html: await source };
+  return { png, truncated, html: await source, page: await facts };
 }
 
 /** Fails with the reason when the document shown is not the page asked for (the egress proxy's answer). */

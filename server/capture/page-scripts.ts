@@ -171,3 +171,16 @@ export function nextFrame({ frameFallbackMs = 0 }: { frameFallbackMs?: number })
     if (frameFallbackMs > 0) setTimeout(resolve, frameFallbackMs);
   });
 }
+
+/** What a completed job reports of the page it captured. */
+export interface PageFacts {
+  /** The document's address, after redirects. */
+  url: string;
+  /** `document.title` ('' when none). */
+  title: string;
+}
+
+/** The captured document's address and title. */
+export function pageFacts(): PageFacts {
+  return { url: location.href, title: document.title };
+}

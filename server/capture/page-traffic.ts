@@ -31,6 +31,8 @@ export class PageTraffic implements PageNetwork {
   mainDocumentDenied: string | null = null;
   /** The proxy's errno code and the address when it could not reach that document, else null. */
   mainDocumentUnreachable: { code: string; url: string } | null = null;
+  /** The HTTP status of the document shown in the main frame, once its response came. */
+  mainDocumentStatus: number | null = null;
   /** The address of that document when the proxy refused its tunnel (denied or unreachable), else null. */
   mainDocumentTunnelRefused: string | null = null;
   private readonly inFlight = new Map<string, InFlight>();
@@ -111,6 +113,7 @@ export class PageTraffic implements PageNetwork {
       return;
     }
     if (!request.mainDocument) return;
+    this.mainDocumentStatus = response.status;
     // The document finally shown decides: an earlier one that failed, then moved on, does not count.
     const code = egressUnreachable(response.url, headers);
     if (code !== null) this.mainDocumentUnreachable = { code, url: response.url };
