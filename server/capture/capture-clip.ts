@@ -64,3 +64,25 @@ export function clipFor(
     bitmapBytes: deviceWidth * Math.ceil(height * dpr) * BITMAP_BYTES_PER_PIXEL,
   };
 }
+
+/**
+ * The clip for a rectangle of the page (a `clip` option, or the element a `selector` matched),
+ * in CSS pixels: cut in height at what the encoder can write and at MAX_CAPTURE_PIXELS, like a
+ * full page, and said so in `truncated`. `dpr` and `clipDpr` as in clipFor().
+ */
+export function clipForRect(
+  rect: { x: number; y: number; width: number; height: number },
+  format: ImageFormat,
+  dpr: number,
+  clipDpr = 1,
+): { clip: Clip; truncated: boolean; bitmapBytes: number } {
+  const deviceWidth = Math.max(1, Math.ceil(rect.width * dpr));
+  const cap = Math.max(1, Math.min(Math.floor(MAX_IMAGE_SIDE[format] / dpr), Math.floor(MAX_CAPTURE_PIXELS / deviceWidth / dpr)));
+  const truncated = rect.height > cap;
+  const height = truncated ? cap : rect.height;
+  return {
+    clip: { x: rect.x, y: rect.y, width: rect.width, height, scale: clipDpr },
+    truncated,
+    bitmapBytes: deviceWidth * Math.ceil(height * dpr) * BITMAP_BYTES_PER_PIXEL,
+  };
+}

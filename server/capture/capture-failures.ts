@@ -46,6 +46,8 @@ const NET_ERRORS: Record<string, string> = {
   'net::ERR_INVALID_RESPONSE': INVALID_RESPONSE,
   'net::ERR_INVALID_HTTP_RESPONSE': INVALID_RESPONSE,
   'net::ERR_RESPONSE_HEADERS_TOO_BIG': INVALID_RESPONSE,
+  // A 401 asking for credentials the browser has none for (or that it refused).
+  'net::ERR_INVALID_AUTH_CREDENTIALS': 'the page asks for HTTP authentication (give it with http_auth)',
 };
 
 /** `code` is Chromium's network error, "net::ERR_…". */

@@ -60,6 +60,8 @@ export interface CaptureOptions {
   /** Extra request headers, sent only to the page's own origin. */
   headers?: Record<string, string>;
   cookies?: CaptureCookie[];
+  /** Replaces the engine's user agent for the preset. */
+  userAgent?: string;
   /** HTTP Basic credentials, sent only to the page's own origin. */
   httpAuth?: { username: string; password: string };
   /** IANA time zone, e.g. Europe/Paris. */

@@ -1,15 +1,17 @@
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../logger.js';
-import { clipFor } from './capture-clip.js';
+import { clipFor, clipForRect } from './capture-clip.js';
 import { captureTimedOut, loadTimedOut } from './capture-failures.js';
-import type { CaptureRequest, CaptureResult } from './engine.js';
+import type { CaptureOptions } from './capture-options.js';
 import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
+import type { CaptureRequest, CaptureResult } from './engine.js';
 import { captureImage, type EncodedImage } from './image-encoder.js';
 import { MainFrame } from './main-frame.js';
 import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
+import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './page-options.js';
 import { documentSource, screenshot } from './page-screenshot.js';
-import { pageFacts, type PageFacts, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
+import { type PageFacts, pageFacts, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { blockRequests } from './request-blocking.js';
@@ -47,6 +49,10 @@ interface Capture {
   traffic: PageTraffic;
   request: CaptureRequest;
   options: PipelineOptions;
+  /** The request's options (none: `{}`). */
+  asked: CaptureOptions;
+  /** Stops sending the request's headers to the page's origin. */
+  stopHeaders: () => void;
 }
 
 /**
@@ -63,11 +69,12 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
   const { url, captureTimeoutMs } = request;
   const frame = new MainFrame(driver);
   const traffic = new PageTraffic(driver, frame, options.proxyServer);
-  const capture: Capture = { driver, frame, traffic, request, options };
+  const capture: Capture = { driver, frame, traffic, request, options, asked: request.options ?? {}, stopHeaders: () => undefined };
   try {
     await load(capture);
     report(request, 40);
-    const { image, truncated, html, page } = await withDeadline(tripwire.race(shoot(capture)), captureTimeoutMs, () =>
+    const captureDeadline = Date.now() + captureTimeoutMs;
+    const { image, truncated, html, page } = await withDeadline(tripwire.race(shoot(capture, captureDeadline)), captureTimeoutMs, () =>
       captureTimedOut(url, captureTimeoutMs),
     );
     await throwIfNotThePage(traffic, url);
@@ -79,7 +86,7 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
       height: image.height,
       truncated,
       html: Buffer.byteLength(html, 'utf8') <= request.maxSourceBytes ? html : null,
-      userAgent: options.userAgent,
+      userAgent: capture.asked.userAgent ?? options.userAgent,
       blockedRequests: traffic.blockedRequests,
       httpStatus: traffic.mainDocumentStatus,
       finalUrl: page.url,
@@ -89,6 +96,7 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
     // A step cut short by the page or the browser going away says so, not what it was doing.
     throw tripwire.error ? tripwire.error.error : err;
   } finally {
+    capture.stopHeaders();
     traffic.dispose();
     frame.dispose();
   }
@@ -100,14 +108,19 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
  * wait for the requests in flight.
  */
 async function load(capture: Capture): Promise<void> {
-  const { driver, frame, traffic, request, options } = capture;
+  const { driver, frame, traffic, request, options, asked } = capture;
   const { url, navigationTimeoutMs } = request;
   const started = Date.now();
   await withDeadline(
     options.tripwire.race(
       (async () => {
-        const asked = request.options ?? {};
-        await Promise.all([preparePage(driver, frame), blockRequests(driver, url, asked), prepareConsentDialogs(driver, asked)]);
+        const [, , , stopHeaders] = await Promise.all([
+          preparePage(driver, frame),
+          blockRequests(driver, url, asked),
+          prepareConsentDialogs(driver, asked),
+          beforeNavigation(driver, url, options.userAgent, asked),
+        ]);
+        capture.stopHeaders = stopHeaders;
         await navigate(driver, frame, traffic, url, options.proxyServer);
       })(),
     ),
@@ -115,13 +128,22 @@ async function load(capture: Capture): Promise<void> {
     () => loadTimedOut(url, navigationTimeoutMs),
   );
   await throwIfNotThePage(traffic, url);
+  const status = traffic.mainDocumentStatus;
+  if (asked.failOnHttpError && status !== null && status >= 400) throw httpErrorAnswered(status);
+  if (asked.waitUntil === 'domcontentloaded') return;
   const loadLeft = navigationTimeoutMs - (Date.now() - started);
   if (!(await options.tripwire.race(frame.until(() => frame.reached('load'), loadLeft)))) {
     options.log?.info({ url }, `the page did not fire load within ${navigationTimeoutMs} ms; capturing what is there`);
   }
-  // Requests started before or in the load handlers are already in flight: wait for those.
-  // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
-  await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
+  if (asked.waitUntil === 'networkidle') {
+    // Idle: no request in flight for NETWORK_IDLE_QUIET_MS, within what is left of the time-out.
+    const idleLeft = Math.max(0, navigationTimeoutMs - (Date.now() - started));
+    await options.tripwire.race(traffic.networkIdle(idleLeft, NETWORK_IDLE_QUIET_MS));
+  } else {
+    // Requests started before or in the load handlers are already in flight: wait for those.
+    // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
+    await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
+  }
   await throwIfNotThePage(traffic, url);
 }
 
@@ -133,10 +155,13 @@ async function load(capture: Capture): Promise<void> {
  * idle (a timer right after `load`, a fetch chained to another) is captured again once they
  * are done (takeOnceQuiet).
  */
-async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated: boolean; html: string; page: PageFacts }> {
-  const { driver, frame, traffic, request, options } = capture;
+async function shoot(capture: Capture, deadline: number): Promise<{ image: EncodedImage; truncated: boolean; html: string; page: PageFacts }> {
+  const { driver, frame, traffic, request, options, asked } = capture;
+  await dismissConsentDialogs(driver, asked, request.captureTimeoutMs / 3);
+  await onFinalDocument(frame, () => beforeCapture(driver, asked, deadline));
+  if (request.format === 'pdf') return printed(capture);
   let requestsSeen = traffic.requestsStarted();
-  if (request.fullPage) {
+  if (request.fullPage && !asked.selector && !asked.clip) {
     const scroll = {
       maxMs: scrollTimeLimitMs(request.captureTimeoutMs),
       maxHeight: request.maxHeight,
@@ -149,7 +174,6 @@ async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated
       requestsSeen = traffic.requestsStarted();
     }
   }
-  await dismissConsentDialogs(driver, request.options ?? {}, request.captureTimeoutMs / 3);
   const { png, truncated, html, page } = await onFinalDocument(frame, () =>
     takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)),
   );
@@ -157,18 +181,30 @@ async function shoot(capture: Capture): Promise<{ image: EncodedImage; truncated
   return { image, truncated, html, page };
 }
 
+/** The page printed to PDF (A4), with its source and facts; a PDF is never cut. */
+async function printed({ driver, frame }: Capture): Promise<{ image: EncodedImage; truncated: boolean; html: string; page: PageFacts }> {
+  return onFinalDocument(frame, async () => {
+    const [data, html, page] = await Promise.all([printPdf(driver), documentSource(driver), evaluate(driver, pageFacts, null)]);
+    return { image: { data, ...A4_POINTS }, truncated: false, html, page };
+  });
+}
+
 /**
  * Measures the page, then takes the screenshot while Chromium serialises the document. The
  * page may use the bitmap's size in memory beyond its limit meanwhile (`allowMemory`).
  */
-async function screenshotOnce({ driver, frame, request, options }: Capture): Promise<{ png: Buffer; truncated: boolean; html: string; page: PageFacts }> {
+async function screenshotOnce({ driver, frame, request, options, asked }: Capture): Promise<{ png: Buffer; truncated: boolean; html: string; page: PageFacts }> {
   const frameFallbackMs = options.frameFallbackMs ?? 0;
   const dpr = request.preset.deviceScaleFactor;
   const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
-  const { clip, truncated, bitmapBytes } = clipFor(geometry, request, dpr, options.clipDpr);
+  const rect = asked.selector ? await selectorClip(driver, asked.selector) : asked.clip;
+  const { clip, truncated, bitmapBytes } = rect
+    ? clipForRect(rect, request.format, dpr, options.clipDpr)
+    : clipFor(geometry, request, dpr, options.clipDpr);
   options.allowMemory?.(bitmapBytes);
   // Page.captureScreenshot issued as the page commits a new document never answers.
-  const shot = screenshot(driver, clip, { beyondViewport: request.fullPage, fast: request.format !== 'png', frameFallbackMs });
+  const beyondViewport = request.fullPage || rect !== undefined;
+  const shot = screenshot(driver, clip, { beyondViewport, fast: request.format !== 'png', frameFallbackMs });
   shot.catch(() => undefined);
   const source = documentSource(driver);
   source.catch(() => undefined);

@@ -8,6 +8,7 @@ import { app } from 'electron';
 
 import { ElectronEngine } from '../../main/electron-engine.js';
 import { conformanceCases } from '../capture/conformance-cases.js';
+import { optionCases } from '../capture/option-cases.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 /** A case that takes longer than this is failed, so one hang cannot stall the run. */
@@ -39,7 +40,7 @@ async function main(): Promise<number> {
     fixture = await startFixtureServer();
     await engine.start();
     console.log(`ElectronEngine on Electron ${process.versions.electron}, Chromium ${engine.chromiumVersion()}`);
-    for (const testCase of conformanceCases) {
+    for (const testCase of [...conformanceCases, ...optionCases]) {
       // The browser of an ElectronEngine is this very process; nothing can crash it and go on.
       if (testCase.requires) {
         console.log(`  - ${testCase.name} (skipped: needs the ${testCase.requires} hook)`);
