@@ -9,6 +9,8 @@ import { fileRoutes } from './api/file-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
 import { v1Routes } from './api/v1-routes.js';
 import { errorMiddleware } from './errors.js';
+import { metricsEndpoint } from './metrics/metrics-route.js';
+import { readiness } from './metrics/readiness.js';
 import type { Services } from './services.js';
 
 function mount(app: Koa, router: Router) {
@@ -19,11 +21,41 @@ function mount(app: Koa, router: Router) {
   );
 }
 
+/** The routes the handlers outside the routers answer, as the metrics label them. */
+const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * Counts each answered request by its route: the router's pattern (`/v1/screenshot/:id`), never
+ * the address, which holds job ids and image names. Mounted outside the error middleware, so
+ * it sees the status the client gets.
+ */
+function countRequests(services: Services): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    let status: number | undefined;
+    try {
+      await next();
+    } catch (err) {
+      status = 500;
+      throw err;
+    } finally {
+      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const route =
+        typeof matched === 'string' ? matched
+        : FIXED_ROUTES.has(ctx.path) ? ctx.path
+        : ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? '/admin/*'
+        : 'unmatched';
+      services.metrics.request(ctx.method, route, status ?? ctx.status, (performance.now() - started) / 1000);
+    }
+  };
+}
+
 /** The Koa application over the services (it does not listen). */
 export function createApp(services: Services): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.use(accessLog(services.log));
+  app.use(countRequests(services));
   app.use(errorMiddleware((msg, err) => services.log.error({ component: 'http', err }, msg)));
 
   app.use(async (ctx, next) => {
@@ -32,9 +64,14 @@ export function createApp(services: Services): Koa {
       return;
     }
     if (ctx.path === '/readyz') {
-      const ready = services.isReady();
-      ctx.status = ready ? 200 : 503;
-      ctx.body = { status: ready ? 'ready' : 'starting', engine: services.engine.isReady(), stores: true };
+      const report = await readiness({
+        dataDir: services.config.dataDir,
+        started: () => services.isStarted(),
+        browsers: () => services.engine.browsers?.() ?? { total: 1, ready: services.engine.isReady() ? 1 : 0 },
+      });
+      ctx.status = report.status === 'ready' ? 200 : 503;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = report;
       return;
     }
     await next();
@@ -46,6 +83,13 @@ export function createApp(services: Services): Koa {
   mount(app, v1Routes(deps));
 
   const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
+  app.use(
+    metricsEndpoint(services.metrics, {
+      ...adminDeps,
+      metricsAllow: services.config.metricsAllow,
+      metricsToken: services.config.metricsToken,
+    }),
+  );
   app.use(adminStatic(services.rendererDir ?? findRendererDir(), adminNetworkGuard(adminDeps)));
   for (const router of adminRoutes({ ...deps, ...adminDeps })) {
     mount(app, router);

@@ -31,6 +31,13 @@ export interface Config {
   trustProxy: string[];
   /** Ranges allowed to reach /admin. @default loopback only */
   adminAllow: string[];
+  /** Ranges allowed to scrape /metrics. @default the same as adminAllow */
+  metricsAllow: string[];
+  /**
+   * A bearer token that opens /metrics and nothing else, for a scraper that should not hold the
+   * admin token. @default none: /metrics takes the admin token
+   */
+  metricsToken?: string;
   /** @default 30000 */
   navigationTimeoutMs: number;
   /** @default 30000 */
@@ -67,6 +74,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   egressDenyLan: false,
   trustProxy: [],
   adminAllow: ['127.0.0.0/8', '::1/128'],
+  metricsAllow: ['127.0.0.0/8', '::1/128'],
   navigationTimeoutMs: 30_000,
   captureTimeoutMs: 30_000,
   fullPageMaxHeight: 16_384,
@@ -121,6 +129,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     publicBaseUrl: env.SCREENSHOT_PUBLIC_BASE_URL || undefined,
     trustProxy: list(env.SCREENSHOT_TRUST_PROXY),
     adminAllow: env.SCREENSHOT_ADMIN_ALLOW ? list(env.SCREENSHOT_ADMIN_ALLOW) : DEFAULTS.adminAllow,
+    metricsAllow: list(env.SCREENSHOT_METRICS_ALLOW || env.SCREENSHOT_ADMIN_ALLOW || DEFAULTS.metricsAllow.join(',')),
+    metricsToken: env.SCREENSHOT_METRICS_TOKEN || undefined,
     pageMemoryMb: int('SCREENSHOT_PAGE_MEMORY_MB', env.SCREENSHOT_PAGE_MEMORY_MB, DEFAULTS.pageMemoryMb, 128, 1_048_576),
     fileRatePerSecond: int('SCREENSHOT_FILE_RATE', env.SCREENSHOT_FILE_RATE, DEFAULTS.fileRatePerSecond, 1, 100_000),
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
@@ -131,6 +141,9 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   }
   merged.dataDir = path.resolve(merged.dataDir);
   merged.browsers = int('--browsers', String(merged.browsers), DEFAULTS.browsers, 1, MAX_BROWSERS);
+  if (merged.metricsToken !== undefined && merged.metricsToken.length < 16) {
+    throw new ConfigError('the metrics token must be at least 16 characters long');
+  }
   if (merged.publicBaseUrl) merged.publicBaseUrl = merged.publicBaseUrl.replace(/\/+$/, '');
   return Object.freeze(merged);
 }

@@ -1,0 +1,220 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+import { EgressDeniedError } from '../egress/policy.js';
+import type { JobRecord } from '../jobs/job-record.js';
+import type { Logger } from '../logger.js';
+import { egressReasonLabel } from './egress-reason.js';
+import { FAILURE_CLASSES, failureClass } from './failure-class.js';
+import { type LogEvent, tapLogger } from './log-tap.js';
+
+/** What the metrics read from the running services when they are scraped. */
+export interface MetricsSources {
+  /** Jobs waiting in the queue and captures running. */
+  queue(): { pending: number; running: number };
+  /** Browser processes and how many are up. */
+  browsers(): { total: number; ready: number };
+  /** Stored webhook deliveries by state (`pending`, `delivered`, `failed`). */
+  webhookDeliveries(): Promise<Record<string, number>>;
+}
+
+/** Seconds; a capture takes 1–5 s, a heavy full page up to the 30 s time-outs and their retry. */
+const CAPTURE_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90];
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * The service's metrics in a registry of its own (several servers may run in one process, as
+ * the tests do). Counters are fed by the seams the services already have: a job's end
+ * (JobEnds.onEnded), a failure's class (JobRunner), the HTTP chain (app.ts) and the lines the
+ * engine and the egress proxy log (tap()); gauges read the services when scraped.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private sources: MetricsSources | undefined;
+  private readonly jobsEnded: Counter<'status'>;
+  private readonly jobsFailed: Counter<'failure_class'>;
+  private readonly captureSeconds: Histogram<'preset' | 'full_page'>;
+  private readonly browserRestarts: Counter<'reason'>;
+  private readonly browserKills: Counter;
+  private readonly captureCrashes: Counter;
+  private readonly memoryKills: Counter;
+  private readonly egressDenials: Counter<'reason'>;
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpSeconds: Histogram<'route'>;
+  private readonly rateLimited: Counter<'route'>;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    new Gauge({
+      name: 'screenshot_queue_depth',
+      help: 'Jobs waiting in the queue for a capture slot',
+      registers,
+      collect() {
+        this.set(self.sources?.queue().pending ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'screenshot_jobs_running',
+      help: 'Captures running now',
+      registers,
+      collect() {
+        this.set(self.sources?.queue().running ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'screenshot_browsers',
+      help: 'Browser processes the captures are shared among',
+      registers,
+      collect() {
+        this.set(self.sources?.browsers().total ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'screenshot_browsers_up',
+      help: 'Browser processes up and taking captures',
+      registers,
+      collect() {
+        this.set(self.sources?.browsers().ready ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'screenshot_webhook_deliveries',
+      help: 'Stored webhook deliveries by state: pending (waiting for an attempt), delivered, failed (every attempt used)',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const counts = (await self.sources?.webhookDeliveries()) ?? {};
+        for (const state of ['pending', 'delivered', 'failed']) this.set({ state }, counts[state] ?? 0);
+      },
+    });
+    this.jobsEnded = new Counter({
+      name: 'screenshot_jobs_ended_total',
+      help: 'Jobs that ended, by end state (counted once the end is stored)',
+      labelNames: ['status'],
+      registers,
+    });
+    this.jobsFailed = new Counter({
+      name: 'screenshot_jobs_failed_total',
+      help: 'Failed jobs by the class of their failure',
+      labelNames: ['failure_class'],
+      registers,
+    });
+    this.captureSeconds = new Histogram({
+      name: 'screenshot_capture_duration_seconds',
+      help: 'Time from a job starting to its image being stored, completed jobs, by preset and full page',
+      labelNames: ['preset', 'full_page'],
+      buckets: CAPTURE_BUCKETS,
+      registers,
+    });
+    this.browserRestarts = new Counter({
+      name: 'screenshot_browser_restarts_total',
+      help: 'Browsers started to replace another: recycled after its captures, or exited (crashed or killed)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.browserKills = new Counter({
+      name: 'screenshot_browser_hung_kills_total',
+      help: 'Browsers the engine killed because they stopped answering',
+      registers,
+    });
+    this.captureCrashes = new Counter({
+      name: 'screenshot_capture_crashes_total',
+      help: 'Capture tries cut short by a crashed browser or page renderer (the first is retried)',
+      registers,
+    });
+    this.memoryKills = new Counter({
+      name: 'screenshot_page_memory_kills_total',
+      help: 'Page renderers the memory guard stopped for using more than SCREENSHOT_PAGE_MEMORY_MB',
+      registers,
+    });
+    this.egressDenials = new Counter({
+      name: 'screenshot_egress_denials_total',
+      help: 'Targets the egress policy refused (a job\'s address, or a page\'s request at the proxy), by the kind of address',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.httpRequests = new Counter({
+      name: 'screenshot_http_requests_total',
+      help: 'HTTP requests answered, by method, route (the router pattern, not the address) and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpSeconds = new Histogram({
+      name: 'screenshot_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by route',
+      labelNames: ['route'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'screenshot_rate_limit_refusals_total',
+      help: 'Requests refused with 429 (requests per second, daily or monthly limit, image rate), by route',
+      labelNames: ['route'],
+      registers,
+    });
+    for (const status of ['completed', 'failed']) this.jobsEnded.inc({ status }, 0);
+    for (const failure_class of FAILURE_CLASSES) this.jobsFailed.inc({ failure_class }, 0);
+    for (const reason of ['recycled', 'exited']) this.browserRestarts.inc({ reason }, 0);
+  }
+
+  /** Where the gauges read from; set once the services exist. */
+  watch(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  /** A logger whose lines are counted when they report an event (see onLogEvent). */
+  tap(log: Logger): Logger {
+    return tapLogger(log, (event) => this.onLogEvent(event));
+  }
+
+  /** JobEnds.onEnded: a job's end once stored. */
+  jobEnded(job: JobRecord): void {
+    this.jobsEnded.inc({ status: job.status });
+    if (job.status === 'completed' && typeof job.duration_ms === 'number') {
+      this.captureSeconds.observe({ preset: job.preset, full_page: String(job.full_page) }, job.duration_ms / 1000);
+    }
+  }
+
+  /** JobRunner: why a job failed. */
+  jobFailed(err: unknown, signal: AbortSignal): void {
+    const kind = failureClass(err, signal);
+    this.jobsFailed.inc({ failure_class: kind });
+    if (kind === 'page_crashed' || kind === 'browser_crashed') this.captureCrashes.inc();
+    // A job's own address is checked before the browser opens it, so the proxy never logs it.
+    if (err instanceof EgressDeniedError) this.egressDenials.inc({ reason: egressReasonLabel(err.reason) });
+  }
+
+  /** One answered request; `route` is a pattern (never an address holding ids or image names). */
+  request(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpSeconds.observe({ route }, seconds);
+    if (status === 429) this.rateLimited.inc({ route });
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /**
+   * The lines counted, by component and message: the engine's relaunches (chromium-engine.ts
+   * launchInBackground), its kills of a hung browser and the memory guard's kills
+   * (page-memory-guard.ts), the runner's retry after a crash (job-runner.ts) and the egress
+   * proxy's denials (proxy.ts). test/ops/metrics.test.ts and metrics-labels.test.ts drive them.
+   */
+  private onLogEvent({ bindings, fields, msg }: LogEvent): void {
+    const component = fields.component ?? bindings.component;
+    if (component === 'capture') {
+      if (msg.startsWith('starting a new browser (recycling')) this.browserRestarts.inc({ reason: 'recycled' });
+      else if (msg.startsWith('starting a new browser (')) this.browserRestarts.inc({ reason: 'exited' });
+      else if (msg.startsWith('killing the browser because')) this.browserKills.inc();
+      else if (msg.startsWith("killing a page's renderer")) this.memoryKills.inc();
+    } else if (component === 'jobs') {
+      if (msg.startsWith('browser crashed, retrying')) this.captureCrashes.inc();
+    } else if (component === 'egress') {
+      if (msg === 'egress denied') this.egressDenials.inc({ reason: egressReasonLabel(String(fields.reason ?? '')) });
+    }
+  }
+}

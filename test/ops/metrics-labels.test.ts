@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+
+import { BrowserCrashedError, CaptureError, PageCrashedError } from '../../server/capture/engine.js';
+import { createEgressPolicy, EgressDeniedError, HostNotFoundError } from '../../server/egress/policy.js';
+import { egressReasonLabel } from '../../server/metrics/egress-reason.js';
+import { failureClass } from '../../server/metrics/failure-class.js';
+
+async function reason(url: string, options: { denyLan?: boolean; port?: number } = {}): Promise<string> {
+  const policy = createEgressPolicy({ allow: [], denyLan: options.denyLan ?? false }, { resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+  if (options.port) policy.denyLocalPort(options.port);
+  try {
+    await policy.checkUrl(url);
+  } catch (err) {
+    if (err instanceof EgressDeniedError) return err.reason;
+    throw err;
+  }
+  throw new Error(`${url} was allowed`);
+}
+
+describe('egress denial labels', () => {
+  it('names the kind of range of each denial the policy makes', async () => {
+    expect(egressReasonLabel(await reason('http://127.0.0.2/'))).toBe('loopback');
+    expect(egressReasonLabel(await reason('http://name.example/'))).toBe('loopback');
+    expect(egressReasonLabel(await reason('http://[::ffff:127.0.0.1]/'))).toBe('loopback');
+    expect(egressReasonLabel(await reason('http://169.254.169.254/'))).toBe('link_local');
+    expect(egressReasonLabel(await reason('http://10.1.2.3/', { denyLan: true }))).toBe('lan');
+    expect(egressReasonLabel(await reason('http://100.64.0.1/', { denyLan: true }))).toBe('lan');
+    expect(egressReasonLabel(await reason('http://[fd00::1]/', { denyLan: true }))).toBe('lan');
+    expect(egressReasonLabel(await reason('http://0.0.0.0/'))).toBe('special');
+    expect(egressReasonLabel(await reason('http://224.0.0.1/'))).toBe('special');
+    expect(egressReasonLabel(await reason('ftp://example.com/'))).toBe('scheme');
+    expect(egressReasonLabel(await reason('not a url'))).toBe('invalid');
+  });
+
+  it('puts an unknown wording under other', () => {
+    expect(egressReasonLabel('something new')).toBe('other');
+  });
+});
+
+describe('failure classes', () => {
+  const live = new AbortController().signal;
+  it('sorts failures by their class', () => {
+    expect(failureClass(new CaptureError('Timed out after 30 s loading x'), live)).toBe('page');
+    expect(failureClass(new EgressDeniedError('127.0.0.1 is a loopback address'), live)).toBe('egress_denied');
+    expect(failureClass(new HostNotFoundError('nonexistent.invalid'), live)).toBe('dns');
+    expect(failureClass(new PageCrashedError('http://x/'), live)).toBe('page_crashed');
+    expect(failureClass(new BrowserCrashedError('gone'), live)).toBe('browser_crashed');
+    expect(failureClass(Object.assign(new Error('no room'), { code: 'ENOSPC' }), live)).toBe('storage');
+    expect(failureClass(new TypeError('bug'), live)).toBe('internal');
+  });
+
+  it('calls a job stopped by its last-resort deadline a timeout', () => {
+    const controller = new AbortController();
+    controller.abort(new CaptureError('The capture took too long and was stopped'));
+    expect(failureClass(new Error('aborted'), controller.signal)).toBe('timeout');
+  });
+});
