@@ -1,8 +1,19 @@
 import { egressChromiumArgs } from '../egress/chromium-args.js';
 
-/** Switches for a headless server: we run as root in containers and want no background traffic. */
-export const BASE_ARGS = [
-  '--no-sandbox',
+/**
+ * `--no-sandbox` only for root, which Chromium refuses to sandbox. Any other user (the
+ * container image's and the systemd unit's) keeps the sandbox, so a page that breaks out of its
+ * renderer is still inside the sandbox's namespaces and seccomp filter. `uid` is undefined where
+ * there are no uids (Windows): sandboxed.
+ */
+export function sandboxSwitches(uid: number | undefined): string[] {
+  return uid === 0 ? ['--no-sandbox'] : [];
+}
+
+/** This process's user id, undefined on Windows. */
+const currentUid = (): number | undefined => process.getuid?.();
+
+const COMMON_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
@@ -10,6 +21,9 @@ export const BASE_ARGS = [
   '--disable-gpu',
   '--disable-quic',
 ];
+
+/** Switches for a headless browser of this process's user: no background traffic, and no sandbox only for root. */
+export const BASE_ARGS = [...sandboxSwitches(currentUid()), ...COMMON_ARGS];
 
 /**
  * playwright-core's own `--disable-features` list (1.65). Chromium honours only the last
@@ -58,10 +72,15 @@ export interface ChromiumCommandLine {
 }
 
 /**
- * The command line for the capture browser: our switches, the egress proxy's when one is set,
- * then `extraArgs`, with every `--disable-features` merged into one switch.
+ * The command line for the capture browser: our switches (`--no-sandbox` only when `uid` is
+ * root's), the egress proxy's when one is set, then `extraArgs`, with every
+ * `--disable-features` merged into one switch.
  */
-export function chromiumCommandLine(proxyServer: string | undefined, extraArgs: string[] = []): ChromiumCommandLine {
+export function chromiumCommandLine(
+  proxyServer: string | undefined,
+  extraArgs: string[] = [],
+  uid: number | undefined = currentUid(),
+): ChromiumCommandLine {
   const extraFeatures = extraArgs.filter((arg) => arg.startsWith(DISABLE_FEATURES));
   const features = [
     ...PLAYWRIGHT_DISABLED_FEATURES,
@@ -70,7 +89,8 @@ export function chromiumCommandLine(proxyServer: string | undefined, extraArgs: 
   ].filter(Boolean);
   return {
     args: [
-      ...BASE_ARGS,
+      ...sandboxSwitches(uid),
+      ...COMMON_ARGS,
       ...(proxyServer ? egressChromiumArgs(proxyServer) : []),
       ...extraArgs.filter((arg) => !arg.startsWith(DISABLE_FEATURES)),
       DISABLE_FEATURES + [...new Set(features)].join(','),
