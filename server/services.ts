@@ -12,6 +12,7 @@ import { JobEnds } from './jobs/job-ends.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
+import { SecretBox } from './jobs/secret-box.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { createLogger, type LineLog, lineLogger, type Logger } from './logger.js';
@@ -123,6 +124,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       schedule: deps.webhookSchedule,
       log,
     });
+    const secrets = SecretBox.forDataDir(config.dataDir);
     const ends = new JobEnds({ store: stores.jobs, log: log.child({ component: 'jobs' }), onEnded: notifyJobEnded(webhooks, log) });
     const runner = new JobRunner({
       store: stores.jobs,
@@ -134,8 +136,9 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       ends,
       guard: egress,
       pageSourceMaxBytes: config.pageSourceMaxBytes,
+      secrets,
     });
-    const jobs = new JobService({ store: stores.jobs, clock, settings, runner, ends });
+    const jobs = new JobService({ store: stores.jobs, clock, settings, runner, ends, secrets });
     const retention = new Retention({ store: stores.jobs, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
 

@@ -6,6 +6,7 @@ import { type AccountService,accountView } from '../auth/accounts.js';
 import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import type { CaptureEngine } from '../capture/engine.js';
 import { ApiError, badRequest } from '../errors.js';
+import { optionsView } from '../jobs/job-options.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
@@ -75,6 +76,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     device: job.device,
     format: job.format,
     callback_url: job.callback_url,
+    options: optionsView(job.options, job.secret_names),
     duration_ms: job.duration_ms,
     blocked_requests: job.blocked_requests,
     expired: job.expired,

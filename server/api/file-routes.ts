@@ -16,7 +16,7 @@ import { exactRouter } from './routing.js';
 import { FILE_NAME_PATTERN } from './schemas/v1.js';
 
 const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
-const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp' };
+const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp', pdf: 'pdf' };
 
 export interface FileRouteDeps {
   jobs: JobService;

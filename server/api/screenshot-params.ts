@@ -1,7 +1,9 @@
+import type { CaptureCookie } from '../capture/capture-options.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
 import { ValidationError } from '../errors.js';
+import type { JobOptions, JobSecrets } from '../jobs/job-options.js';
 import type { CreateParams } from '../jobs/job-record.js';
-import { MAX_URL_LENGTH, ScreenshotRequest } from './schemas/v1.js';
+import { MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from './schemas/v1.js';
 import { validateBody } from './validate.js';
 
 export { MAX_URL_LENGTH };
@@ -35,11 +37,13 @@ export function parseScreenshotParams(body: unknown): CreateParams {
   const input = validateBody(ScreenshotRequest, body) as Required<Omit<ScreenshotRequest, 'width' | 'height' | 'quality' | 'callback_url'>> &
     ScreenshotRequest;
   if (input.url.trim() === '') throw new ValidationError('url must be a non-empty string', 'url');
-  if (input.quality !== undefined && input.format === 'png') {
+  if (input.quality !== undefined && (input.format === 'png' || input.format === 'pdf')) {
     throw new ValidationError('quality applies only to format jpeg or webp', 'quality');
   }
+  const url = httpUrl('url', input.url);
+  checkCombinations(input);
   return {
-    url: httpUrl('url', input.url),
+    url,
     devices: expandDevices(input.devices),
     full_page: input.full_page,
     googlebot: input.googlebot,
@@ -48,5 +52,124 @@ export function parseScreenshotParams(body: unknown): CreateParams {
     height: input.height ?? null,
     format: input.format,
     quality: input.quality ?? null,
+    options: jobOptions(input),
+    secrets: jobSecrets(input, new URL(url).hostname),
   };
+}
+
+/** Options that exclude one another, or that a format does not take. */
+function checkCombinations(input: ScreenshotRequest): void {
+  const refuse = (message: string, field: string) => {
+    throw new ValidationError(message, field);
+  };
+  if (input.user_agent !== undefined && input.googlebot) refuse('user_agent cannot be combined with googlebot: true', 'user_agent');
+  if (input.selector !== undefined && input.clip !== undefined) refuse('selector and clip cannot be combined; give one', 'clip');
+  for (const field of ['selector', 'clip'] as const) {
+    if (input[field] === undefined) continue;
+    if (input.full_page) refuse(`${field} cannot be combined with full_page: true`, field);
+    if (input.format === 'pdf') refuse(`${field} does not apply to format pdf`, field);
+  }
+  for (const field of ['styles', 'scripts'] as const) {
+    const text = input[field];
+    if (text !== undefined && Buffer.byteLength(text, 'utf8') > MAX_INJECTED_BYTES) {
+      refuse(`${field} must be at most ${MAX_INJECTED_BYTES} bytes of UTF-8`, field);
+    }
+  }
+  for (const [name, value] of Object.entries(input.headers ?? {})) {
+    if (FORBIDDEN_HEADERS.has(name.toLowerCase()) || /^proxy-/i.test(name) || /^sec-/i.test(name)) {
+      refuse(`headers may not set ${name}: hop-by-hop headers, Host, Cookie (use cookies), Proxy-* and Sec-* are refused`, 'headers');
+    }
+     
+    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) refuse(`headers.${name} may not contain control characters`, 'headers');
+  }
+  (input.cookies ?? []).forEach((cookie, i) => {
+    if (cookie.same_site === 'None' && !cookie.secure) refuse(`cookies[${i}] with same_site None needs secure: true`, 'cookies');
+    if (/[;\s]/.test(cookie.value) || /[\s;,]/.test(cookie.domain ?? '')) refuse(`cookies[${i}] has a value or domain with spaces or semicolons`, 'cookies');
+  });
+  if (input.timezone !== undefined && !isTimeZone(input.timezone)) {
+    refuse(`timezone must be an IANA time zone such as Europe/Paris; ${input.timezone} is not one`, 'timezone');
+  }
+  if (input.locale !== undefined && !isLocale(input.locale)) {
+    refuse(`locale must be a BCP 47 language tag such as fr-FR; ${input.locale} is not one`, 'locale');
+  }
+}
+
+/** Headers a request may not set: the connection's own, and those the browser must own. */
+const FORBIDDEN_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'cookie',
+  'expect',
+]);
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return zone.includes('/') || zone === 'UTC' || zone === 'GMT';
+  } catch {
+    return false;
+  }
+}
+
+function isLocale(tag: string): boolean {
+  try {
+    return Intl.getCanonicalLocales(tag).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** The options a job keeps in its record: the ones asked for, defaults left out. */
+function jobOptions(input: ScreenshotRequest): JobOptions {
+  const options: JobOptions = {
+    waitUntil: input.wait_until === 'load' ? undefined : input.wait_until,
+    delayMs: input.delay || undefined,
+    waitForSelector: input.wait_for_selector,
+    selector: input.selector,
+    clip: input.clip,
+    scale: input.scale,
+    hideSelectors: input.hide_selectors,
+    styles: input.styles,
+    scripts: input.scripts,
+    clickSelector: input.click_selector,
+    blockAds: input.block_ads || undefined,
+    blockTrackers: input.block_trackers || undefined,
+    blockCookieBanners: input.block_cookie_banners || undefined,
+    darkMode: input.dark_mode || undefined,
+    reducedMotion: input.reduced_motion || undefined,
+    mediaType: input.media_type === 'print' ? 'print' : undefined,
+    userAgent: input.user_agent,
+    timezone: input.timezone,
+    locale: input.locale === undefined ? undefined : Intl.getCanonicalLocales(input.locale)[0],
+    failOnHttpError: input.fail_on_http_error || undefined,
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as JobOptions;
+}
+
+/** The secrets of the request (sealed in the job until it ends), or null when it gave none. */
+function jobSecrets(input: ScreenshotRequest, host: string): JobSecrets | null {
+  if (!input.headers && !input.cookies && !input.http_auth) return null;
+  const secrets: JobSecrets = {};
+  if (input.headers && Object.keys(input.headers).length) secrets.headers = input.headers;
+  if (input.cookies) {
+    secrets.cookies = input.cookies.map(
+      (c): CaptureCookie => ({
+        name: c.name,
+        value: c.value,
+        domain: c.domain ?? host,
+        ...(c.path ? { path: c.path } : {}),
+        ...(c.secure === undefined ? {} : { secure: c.secure }),
+        ...(c.http_only === undefined ? {} : { httpOnly: c.http_only }),
+        ...(c.same_site ? { sameSite: c.same_site } : {}),
+      }),
+    );
+  }
+  if (input.http_auth) secrets.httpAuth = input.http_auth;
+  return Object.keys(secrets).length ? secrets : null;
 }

@@ -9,7 +9,7 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { type Clock,formatIsoSeconds, nextUtcMidnight } from '../time.js';
 import { exactRouter } from './routing.js';
-import { ScreenshotQuery } from './schemas/v1.js';
+import { MAX_BODY_KB, ScreenshotQuery } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
 import { validateQuery } from './validate.js';
@@ -28,11 +28,11 @@ export function baseUrlOf(ctx: Context, settings: SettingsService): string {
 
 const jsonBody = bodyParser({
   enableTypes: ['json'],
-  jsonLimit: '64kb',
+  jsonLimit: `${MAX_BODY_KB}kb`,
   strict: true,
   onerror: (err) => {
     const e = err as { status?: number; type?: string };
-    if (e.type === 'entity.too.large' || e.status === 413) throw new ApiError(413, 'The request body is larger than 64 KB');
+    if (e.type === 'entity.too.large' || e.status === 413) throw new ApiError(413, `The request body is larger than ${MAX_BODY_KB} KB`);
     throw badRequest('The request body is not valid JSON');
   },
 });
@@ -60,7 +60,7 @@ export function v1Routes(deps: V1Deps): Router {
         devices: params.devices,
         full_page: params.full_page,
         googlebot: params.googlebot,
-        estimated_time_seconds: deps.jobs.estimateSeconds(jobs.length),
+        estimated_time_seconds: deps.jobs.estimateSeconds(jobs.length, { fullPage: params.full_page, delayMs: params.options.delayMs ?? 0 }),
         status_url: statusUrl(base, jobs[0]._id),
         jobs: jobs.map((job) => ({ job_id: job._id, device: job.device, preset: job.preset, status_url: statusUrl(base, job._id) })),
       };

@@ -69,13 +69,29 @@ function refusal(errors: ErrorObject[], value: unknown): ValidationError {
     return new ValidationError(`Unknown field(s): ${names.join(', ')}; allowed: ${allowed.join(', ')}`, names[0]);
   }
   const missing = errors.find((e) => e.keyword === 'required');
-  if (missing) return new ValidationError(`${fieldOf(missing)} is required`, fieldOf(missing));
+  if (missing) {
+    const inside = missing.instancePath ? `${readablePath(missing.instancePath)}.` : '';
+    return new ValidationError(`${inside}${String(missing.params.missingProperty)} is required`, fieldOf(missing));
+  }
   const first = errors[0];
   // A union (`string or null`) reports each branch and then itself: the union says it best.
   const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath);
   const error = union ?? first;
   const field = fieldOf(error);
-  return new ValidationError(`${field} ${mustBe(error, valueAt(value, error.instancePath))}`, field);
+  // A field inside an object is named by its path (clip.width, cookies[0].name); an entry of a
+  // top-level array is worded by mustBe() itself.
+  const nested = error.instancePath.split('/').length > 2 && !/^\/[^/]+\/\d+$/.test(error.instancePath);
+  const named = nested ? readablePath(error.instancePath) : field;
+  return new ValidationError(`${named} ${mustBe(error, valueAt(value, error.instancePath))}`, field);
+}
+
+/** A JSON pointer as a reader writes it: /cookies/0/name → cookies[0].name. */
+function readablePath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
 }
 
 function valueAt(value: unknown, pointer: string): unknown {

@@ -1,5 +1,6 @@
 import type { ImageFormat } from '../capture/engine.js';
 import type { DeviceName, PresetName } from '../capture/presets.js';
+import type { JobOptions, JobSecrets, SecretNames } from './job-options.js';
 
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
@@ -34,6 +35,18 @@ export interface JobRecord {
   attempts: number;
   duration_ms: number | null;
   expired: boolean;
+  /** The capture options asked for, defaults left out (absent on jobs of earlier versions). */
+  options?: JobOptions;
+  /** The secrets of `headers`, `cookies` and `http_auth`, sealed (SecretBox); null once the job has ended. */
+  sealed_secrets?: string | null;
+  /** What may be said of those secrets: names only. */
+  secret_names?: SecretNames | null;
+  /** The main document's HTTP status, when it came over HTTP (completed jobs). */
+  http_status?: number | null;
+  /** The document's address after redirects (completed jobs). */
+  final_url?: string | null;
+  /** The document's title (completed jobs). */
+  page_title?: string | null;
 }
 
 /** What a valid POST /v1/screenshot asks for, before it becomes jobs. */
@@ -48,4 +61,7 @@ export interface CreateParams {
   height: number | null;
   format: ImageFormat;
   quality: number | null;
+  options: JobOptions;
+  /** Secrets to seal in the job; null when the request gave none. */
+  secrets: JobSecrets | null;
 }

@@ -29,6 +29,10 @@ export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: s
     resource.has_page_source = job.has_page_source;
     if (job.truncated) resource.truncated = true;
     if (job.expired) resource.expired = true;
+    // Jobs of earlier versions have none of the three.
+    if (job.http_status !== undefined) resource.http_status = job.http_status;
+    if (typeof job.final_url === 'string') resource.final_url = job.final_url;
+    if (typeof job.page_title === 'string') resource.page_title = job.page_title;
   }
   if (job.status === 'failed') resource.error = job.error ?? 'The capture failed';
   if (typeof pageSource === 'string') resource.page_source = pageSource;

@@ -11,7 +11,9 @@ import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
 import { describeFailure } from './failure-message.js';
 import type { JobEnds } from './job-ends.js';
+import type { JobSecrets } from './job-options.js';
 import type { JobRecord } from './job-record.js';
+import type { SecretBox } from './secret-box.js';
 
 /** Decides whether the service may reach a URL; throws with the reason when not. */
 export interface UrlGuard {
@@ -29,6 +31,8 @@ export interface JobRunnerDeps {
   guard?: UrlGuard;
   /** Largest page source stored, bytes. */
   pageSourceMaxBytes: number;
+  /** Opens the sealed secrets of a job's options. */
+  secrets: SecretBox;
 }
 
 export interface QueueStats {
@@ -39,8 +43,9 @@ export interface QueueStats {
   paused: boolean;
 }
 
-/** Mean capture time assumed before any capture was measured. */
+/** Mean capture time assumed before any capture was measured: a viewport, and a full page. */
 const INITIAL_MEAN_MS = 3000;
+const INITIAL_FULL_PAGE_MEAN_MS = 6000;
 
 /** 144 random bits: the image address is the only thing protecting the image. */
 const newImageToken = () => crypto.randomBytes(18).toString('base64url');
@@ -60,8 +65,11 @@ export class JobRunner {
   private readonly running = new Map<string, AbortController>();
   private readonly listeners = new Set<() => void>();
   private readonly log: Logger;
-  private meanCaptureMs = INITIAL_MEAN_MS;
+  /** Mean time of a job, without its delay: viewport captures and full pages apart. */
+  private readonly meanMs = { viewport: INITIAL_MEAN_MS, fullPage: INITIAL_FULL_PAGE_MEAN_MS };
   private stopping = false;
+  /** Full-page jobs waiting or running, for the estimate. */
+  private queuedFullPages = 0;
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.log = deps.log.child({ component: 'jobs' });
@@ -108,17 +116,29 @@ export class JobRunner {
     this.emit();
   }
 
-  /** Seconds until the last of `count` newly queued jobs should be done. */
-  estimateSeconds(count: number): number {
+  /**
+   * Seconds until the last of `count` newly queued jobs of a kind (full page or not, with its
+   * delay) should be done: the jobs ahead take a mean of both kinds weighted by the queue's full
+   * pages; the new ones take their own kind's mean plus the delay.
+   */
+  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }): number {
     const concurrency = this.queue.concurrency;
-    const ahead = this.depth() + Math.max(0, count - 1);
-    const rounds = Math.floor(ahead / concurrency) + 1;
-    return Math.max(1, Math.ceil((rounds * this.meanCaptureMs) / 1000));
+    // The new jobs are queued already: the ones ahead are the others.
+    const ahead = Math.max(0, this.depth() - count);
+    const fullAhead = Math.min(ahead, Math.max(0, this.queuedFullPages - (kind.fullPage ? count : 0)));
+    const own = (kind.fullPage ? this.meanMs.fullPage : this.meanMs.viewport) + kind.delayMs;
+    const aheadMs = fullAhead * this.meanMs.fullPage + (ahead - fullAhead) * this.meanMs.viewport;
+    const totalMs = aheadMs + Math.max(0, count - 1) * own;
+    return Math.max(1, Math.ceil((totalMs / concurrency + own) / 1000));
   }
 
-  /** Queues a stored pending job. */
-  enqueue(jobId: string): void {
-    void this.queue.add(() => this.run(jobId)).catch((err: unknown) => this.log.error({ job_id: jobId, err }, 'running the job failed'));
+  /** Queues a stored pending job; `fullPage` counts it for the estimate. */
+  enqueue(jobId: string, fullPage = false): void {
+    if (fullPage) this.queuedFullPages++;
+    const run = () => this.run(jobId).finally(() => {
+      if (fullPage) this.queuedFullPages--;
+    });
+    void this.queue.add(run).catch((err: unknown) => this.log.error({ job_id: jobId, err }, 'running the job failed'));
   }
 
   /** Re-queues every job a previous run left pending or processing, oldest first. */
@@ -133,7 +153,7 @@ export class JobRunner {
           this.log.warn({ job_id: job._id, err }, 'could not set it back to pending'),
         );
       }
-      this.enqueue(job._id);
+      this.enqueue(job._id, job.full_page);
     }
     if (unfinished.length) this.log.info(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
     return unfinished.length;
@@ -211,7 +231,9 @@ export class JobRunner {
       }
       await this.update(jobId, { progress: 90 });
       const ended = this.deps.clock.now();
-      this.meanCaptureMs = this.meanCaptureMs * 0.8 + (ended - started) * 0.2;
+      const kind = job.full_page ? 'fullPage' : 'viewport';
+      const ownMs = Math.max(0, ended - started - (job.options?.delayMs ?? 0));
+      this.meanMs[kind] = this.meanMs[kind] * 0.8 + ownMs * 0.2;
       await this.update(jobId, {
         status: 'completed',
         progress: 100,
@@ -221,6 +243,10 @@ export class JobRunner {
         has_page_source: hasSource,
         truncated: result.truncated,
         blocked_requests: result.blockedRequests,
+        http_status: result.httpStatus,
+        final_url: result.finalUrl,
+        page_title: result.pageTitle,
+        sealed_secrets: null,
       });
       log.debug({ duration_ms: ended - started }, 'completed');
     } catch (err) {
@@ -242,6 +268,7 @@ export class JobRunner {
         completed_at: ended,
         duration_ms: ended - started,
         error: failure.message,
+        sealed_secrets: null,
       });
     } finally {
       clearTimeout(deadline);
@@ -251,11 +278,26 @@ export class JobRunner {
     if (!this.deps.ends.isUnsaved(jobId)) await this.deps.ends.announce(jobId);
   }
 
+  /** The job's sealed secrets, opened; a job whose secrets cannot be opened fails saying so. */
+  private secretsOf(job: JobRecord): JobSecrets {
+    if (!job.sealed_secrets) return {};
+    try {
+      return this.deps.secrets.open<JobSecrets>(job.sealed_secrets);
+    } catch {
+      throw new CaptureError(
+        "The job's headers, cookies or credentials could not be read: the data directory's job-secrets.key changed since it was created",
+      );
+    }
+  }
+
   private capture(job: JobRecord, signal: AbortSignal): Promise<CaptureResult> {
     const settings = this.deps.settings.get();
+    const { scale, ...options } = job.options ?? {};
+    const preset = PRESETS[job.device];
     return this.deps.engine.capture({
       url: job.url,
-      preset: PRESETS[job.device],
+      preset: scale === undefined ? preset : { ...preset, deviceScaleFactor: scale },
+      options: { ...options, ...this.secretsOf(job) },
       viewport: job.viewport ?? undefined,
       fullPage: job.full_page,
       googlebot: job.googlebot,

@@ -6,8 +6,10 @@ import type { SettingsService } from '../settings.js';
 import type { Store } from '../store/datastores.js';
 import type { Clock } from '../time.js';
 import type { JobEnds } from './job-ends.js';
+import { secretNames } from './job-options.js';
 import type { CreateParams, JobRecord, JobStatus } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
+import type { SecretBox } from './secret-box.js';
 
 export type { QueueStats, UrlGuard } from './job-runner.js';
 
@@ -20,6 +22,8 @@ export interface JobServiceDeps {
   ends: JobEnds;
   /** Its `queue_limit`: most jobs waiting or running before a request is refused with 503. */
   settings: SettingsService;
+  /** Seals the secrets of a job's options until it ends. */
+  secrets: SecretBox;
 }
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
@@ -61,9 +65,9 @@ export class JobService {
     };
   }
 
-  /** Seconds until the last of `count` newly queued jobs should be done. */
-  estimateSeconds(count: number): number {
-    return this.deps.runner.estimateSeconds(count);
+  /** Seconds until the last of `count` newly queued jobs of this kind should be done. */
+  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }): number {
+    return this.deps.runner.estimateSeconds(count, kind);
   }
 
   /** Creates and queues one job per device. */
@@ -103,11 +107,14 @@ export class JobService {
         attempts: 0,
         duration_ms: null,
         expired: false,
+        options: params.options,
+        sealed_secrets: params.secrets ? this.deps.secrets.seal(params.secrets) : null,
+        secret_names: secretNames(params.secrets),
       };
       jobs.push(job);
     }
     await this.deps.store.insert(jobs);
-    for (const job of jobs) this.deps.runner.enqueue(job._id);
+    for (const job of jobs) this.deps.runner.enqueue(job._id, job.full_page);
     return jobs;
   }
 

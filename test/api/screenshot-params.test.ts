@@ -16,6 +16,8 @@ describe('POST /v1/screenshot body', () => {
       height: null,
       format: 'png',
       quality: null,
+      options: {},
+      secrets: null,
     });
   });
 

@@ -81,8 +81,8 @@ describe('POST /v1/screenshot', () => {
     expect((await form.json()).message).toMatch(/Content-Type must be application\/json/);
   });
 
-  it('answers 413 for a body over 64 KB', async () => {
-    const res = await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, pad: 'x'.repeat(70_000) });
+  it('answers 413 for a body over 256 KB', async () => {
+    const res = await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, pad: 'x'.repeat(270_000) });
     expect(res.status).toBe(413);
     expect((await res.json()).error).toBe('Payload too large');
   });
@@ -96,9 +96,13 @@ describe('GET /v1/screenshot/{job_id}', () => {
     expect(first.created_at).toMatch(SPEC_TIME);
     const job = await waitForJob(server, key, created.job_id);
     expect(Object.keys(job).sort()).toEqual(
-      ['job_id', 'status', 'progress', 'url', 'preset', 'full_page', 'googlebot', 'created_at', 'screenshot_url', 'completed_at', 'has_page_source'].sort(),
+      [
+        ...['job_id', 'status', 'progress', 'url', 'preset', 'full_page', 'googlebot', 'created_at', 'screenshot_url', 'completed_at', 'has_page_source'],
+        ...['http_status', 'final_url', 'page_title'],
+      ].sort(),
     );
     expect(job).toMatchObject({ status: 'completed', progress: 100, url: `${fixtures.url}/small.html`, preset: 'desktop', has_page_source: true });
+    expect(job).toMatchObject({ http_status: 200, final_url: `${fixtures.url}/small.html`, page_title: 'Small page' });
     expect(job.completed_at).toMatch(SPEC_TIME);
     expect(job.screenshot_url).toMatch(new RegExp(`^${server.url}/v1/files/[A-Za-z0-9_-]{24}\\.png$`));
   });

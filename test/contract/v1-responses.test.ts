@@ -151,7 +151,7 @@ describe('v1 answers match the OpenAPI document', () => {
     await record('POST', '/screenshot', { key, body: { url: small(), fullpage: true } });
     await record('POST', '/screenshot', { key, body: '{"url": ' });
     await record('POST', '/screenshot', { key, body: 'url=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    await record('POST', '/screenshot', { key, body: { url: small(), pad: 'x'.repeat(70_000) } });
+    await record('POST', '/screenshot', { key, body: { url: small(), pad: 'x'.repeat(270_000) } });
     await record('POST', '/screenshot', { body: { url: small() } });
     await record('POST', '/screenshot', { key: 'sa_not-a-key', body: { url: small() } });
     expect(statuses).toEqual([400, 400, 400, 400, 413, 401, 401]);

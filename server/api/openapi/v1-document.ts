@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-import { FILE_NAME_PATTERN, JobCompleted, JobFailed, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
+import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -79,7 +79,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
             },
             '400': keyedError('Invalid parameters or body; the message names the field'),
             ...AUTH_ERRORS,
-            '413': keyedError('The request body is larger than 64 KB'),
+            '413': keyedError(`The request body is larger than ${MAX_BODY_KB} KB`),
             '503': {
               description: 'The capture queue is full or the service is shutting down',
               headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 
-import { Count, ErrorBody, ImageFormat, IsoSeconds, JobStatus, jobVariants,Nullable, QueueStats } from './common.js';
+import { Count, ErrorBody, IsoSeconds, JobStatus, jobVariants, Nullable, OutputFormat, QueueStats } from './common.js';
+import { captureOptionFields } from './v1.js';
 
 // The admin API's shapes (see common.ts for how they are used). The control panel's types
 // are derived from these (renderer/src/admin-types.ts imports them as types only), so this
@@ -92,12 +93,29 @@ export const ApiKeyUpdate = Type.Object(
 );
 export type ApiKeyUpdate = Static<typeof ApiKeyUpdate>;
 
+/**
+ * The capture options a job used, as the request named them, defaults left out; the values of
+ * `headers`, `cookies` and `http_auth` are never shown: only the header and cookie names, and
+ * whether credentials were given.
+ */
+const { headers: _headers, cookies: _cookies, http_auth: _httpAuth, ...shownOptionFields } = captureOptionFields;
+export const JobOptionsView = Type.Object(
+  {
+    ...shownOptionFields,
+    header_names: Type.Optional(Type.Array(Type.String(), { description: 'Names of the extra headers sent' })),
+    cookie_names: Type.Optional(Type.Array(Type.String(), { description: 'Names of the cookies set' })),
+    http_auth: Type.Optional(Type.Literal(true, { description: 'Present when HTTP Basic credentials were given' })),
+  },
+  { additionalProperties: false },
+);
+
 const adminJobs = jobVariants({
   account_id: Type.String(),
   email: Nullable(Type.String({ description: "The account's e-mail; null once the account is deleted" })),
   device: Type.Enum(['desktop', 'tablet', 'mobile']),
-  format: ImageFormat,
+  format: OutputFormat,
   callback_url: Nullable(Type.String()),
+  options: JobOptionsView,
   duration_ms: Nullable(Type.Integer({ minimum: 0 })),
   blocked_requests: Count('Sub-requests the egress guard refused'),
   expired: Type.Boolean(),

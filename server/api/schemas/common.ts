@@ -28,6 +28,8 @@ export const Preset = Type.Enum(['desktop', 'tablet_landscape', 'mobile']);
 export const JobStatus = Type.Enum(['pending', 'processing', 'completed', 'failed']);
 export type JobStatus = Static<typeof JobStatus>;
 export const ImageFormat = Type.Enum(['png', 'jpeg', 'webp']);
+/** What a capture produces: an image, or a PDF of the page (A4; `full_page` does not apply). */
+export const OutputFormat = Type.Enum(['png', 'jpeg', 'webp', 'pdf'], { description: 'png, jpeg, webp, or pdf (A4 pages of the document)' });
 
 /** A non-negative integer counter. */
 export const Count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -81,6 +83,11 @@ const completedFields = {
     }),
   ),
   expired: Type.Optional(Type.Boolean({ description: 'True once the retention period has removed the image' })),
+  http_status: Type.Optional(
+    Nullable(Type.Integer({ minimum: 100, maximum: 599, description: "The main document's HTTP status; null when it did not come over HTTP" })),
+  ),
+  final_url: Type.Optional(Type.String({ description: 'The address of the page captured, after redirects' })),
+  page_title: Type.Optional(Type.String({ description: "The page's title ('' when it has none)" })),
 };
 
 /**

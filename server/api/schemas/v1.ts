@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 
-import { Count, Device, ErrorBody, ImageFormat, IsoSeconds, JobId, jobVariants,Nullable, Preset, RateLimitErrorBody } from './common.js';
+import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
 
 // The v1 API's shapes (see common.ts for how they are used).
 
@@ -8,6 +8,102 @@ import { Count, Device, ErrorBody, ImageFormat, IsoSeconds, JobId, jobVariants,N
 export const MAX_URL_LENGTH = 4096;
 /** Longest `callback_url` accepted. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
+
+/** Largest POST /v1/screenshot body, KB: room for `styles` and `scripts` at their largest. */
+export const MAX_BODY_KB = 256;
+/** Longest `styles` and `scripts`, in bytes of UTF-8. */
+export const MAX_INJECTED_BYTES = 65_536;
+/** Longest CSS selector accepted. */
+const MAX_SELECTOR_LENGTH = 1024;
+
+const Selector = (description: string) => Type.String({ minLength: 1, maxLength: MAX_SELECTOR_LENGTH, description });
+const Flag = (description: string) => Type.Optional(Type.Boolean({ default: false, description }));
+
+/** A header or cookie name: an HTTP token. */
+const TOKEN_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+/** The options of a capture beyond device and format (capture-options.ts has them as the engine takes them). */
+export const captureOptionFields = {
+  wait_until: Type.Optional(
+    Type.Enum(['load', 'domcontentloaded', 'networkidle'], {
+      default: 'load',
+      description: 'When the page counts as loaded: its load event, DOMContentLoaded, or no request in flight for 500 ms',
+    }),
+  ),
+  delay: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'Extra wait before the capture, ms' })),
+  wait_for_selector: Type.Optional(
+    Selector('Wait until an element matching this CSS selector is visible; the job fails with "Timed out waiting for selector <sel>"'),
+  ),
+  selector: Type.Optional(Selector('Capture only the first element matching this CSS selector; the job fails with "No element matches <sel>"')),
+  clip: Type.Optional(
+    Type.Object(
+      {
+        x: Type.Number({ minimum: 0, maximum: 100_000 }),
+        y: Type.Number({ minimum: 0, maximum: 100_000 }),
+        width: Type.Number({ minimum: 1, maximum: 16_384 }),
+        height: Type.Number({ minimum: 1, maximum: 16_384 }),
+      },
+      { additionalProperties: false, description: 'Capture this rectangle of the page, CSS px from its top left corner' },
+    ),
+  ),
+  scale: Type.Optional(Type.Number({ minimum: 1, maximum: 3, description: "Device scale factor, overriding the preset's (1 desktop, 2 tablet, 3 mobile)" })),
+  hide_selectors: Type.Optional(
+    Type.Array(Selector('A CSS selector'), { minItems: 1, maxItems: 100, description: 'Elements hidden (visibility: hidden) before the capture' }),
+  ),
+  styles: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_INJECTED_BYTES, description: 'CSS added to the page after load (at most 64 KB)' })),
+  scripts: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_INJECTED_BYTES,
+      description: 'JavaScript run in the page after load, before the capture, awaited when it returns a promise (at most 64 KB); the egress guard applies to all it does',
+    }),
+  ),
+  click_selector: Type.Optional(Selector('Click the first element matching this CSS selector before the capture')),
+  block_ads: Flag('Block requests to ad servers (lists shipped with the appliance)'),
+  block_trackers: Flag('Block requests to trackers (lists shipped with the appliance)'),
+  block_cookie_banners: Flag('Dismiss or hide consent dialogs'),
+  dark_mode: Flag('prefers-color-scheme: dark'),
+  reduced_motion: Flag('prefers-reduced-motion: reduce, and CSS animations and transitions frozen'),
+  media_type: Type.Optional(Type.Enum(['screen', 'print'], { default: 'screen', description: 'CSS media type' })),
+  headers: Type.Optional(
+    Type.Record(Type.String({ pattern: TOKEN_PATTERN }), Type.String({ maxLength: 8192 }), {
+      maxProperties: 50,
+      // A name that is no HTTP token matches no pattern: refused, not let through.
+      additionalProperties: false,
+      description:
+        "Extra request headers sent only to the page's own origin; hop-by-hop headers, Host, Cookie (use cookies) and Proxy-* are refused. Values are never shown back",
+    }),
+  ),
+  cookies: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1, maxLength: 256, pattern: TOKEN_PATTERN }),
+          value: Type.String({ maxLength: 4096 }),
+          domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: "Defaults to the URL's host" })),
+          path: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, pattern: '^/', description: 'Defaults to /' })),
+          secure: Type.Optional(Type.Boolean()),
+          http_only: Type.Optional(Type.Boolean()),
+          same_site: Type.Optional(Type.Enum(['Strict', 'Lax', 'None'])),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50, description: 'Cookies set before navigation; values are never shown back' },
+    ),
+  ),
+  user_agent: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 1024, description: "Replaces the preset's user agent; refused together with googlebot: true" }),
+  ),
+  http_auth: Type.Optional(
+    Type.Object(
+      { username: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^:]*$' }), password: Type.String({ maxLength: 256 }) },
+      { additionalProperties: false, description: "HTTP Basic credentials, sent only to the page's own origin; never stored in clear or shown back" },
+    ),
+  ),
+  timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' })),
+  locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 tag, e.g. fr-FR: Accept-Language and navigator.language' })),
+  fail_on_http_error: Flag('Fail the job with "The page answered <status>" when the main document answers 4xx or 5xx'),
+};
 
 export const ScreenshotRequest = Type.Object(
   {
@@ -27,8 +123,9 @@ export const ScreenshotRequest = Type.Object(
     googlebot: Type.Optional(Type.Boolean({ default: false, description: "Load the page with Googlebot's user agent" })),
     width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840, description: 'Viewport width override, CSS px' })),
     height: Type.Optional(Type.Integer({ minimum: 240, maximum: 4320, description: 'Viewport height override, CSS px' })),
-    format: Type.Optional({ ...ImageFormat, default: 'png' }),
+    format: Type.Optional({ ...OutputFormat, default: 'png' }),
     quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'jpeg and webp only; 80 when absent' })),
+    ...captureOptionFields,
   },
   { additionalProperties: false, description: 'Any field not listed is refused with 400 naming it.' },
 );
@@ -89,7 +186,7 @@ export const Usage = Type.Object(
 export type Usage = Static<typeof Usage>;
 
 /** The image file name behind a screenshot_url. */
-export const FILE_NAME_PATTERN = '^[A-Za-z0-9_-]{24}\\.(png|jpg|webp)$';
+export const FILE_NAME_PATTERN = '^[A-Za-z0-9_-]{24}\\.(png|jpg|webp|pdf)$';
 
 /** The schemas the v1 document names under components/schemas (request bodies are inline). */
 export const V1_SCHEMAS = {

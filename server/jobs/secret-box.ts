@@ -1,0 +1,52 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The key file in the data directory (0600, 32 random bytes, made at first use). */
+export const SECRET_KEY_FILE = 'job-secrets.key';
+
+const ALGORITHM = 'aes-256-gcm';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * Seals what a job must keep but never show (the values of its `headers`, `cookies` and
+ * `http_auth`) with AES-256-GCM under a key of the data directory, so a job record, a backup of
+ * jobs.db or a log line never holds them in clear, and the job can still run after a restart.
+ * A sealed value is `v1.<base64url of iv | tag | ciphertext>`.
+ */
+export class SecretBox {
+  private constructor(private readonly key: Buffer) {}
+
+  /** The box keyed by `<dataDir>/job-secrets.key`, creating the key at first use. */
+  static forDataDir(dataDir: string): SecretBox {
+    const file = path.join(dataDir, SECRET_KEY_FILE);
+    try {
+      const key = fs.readFileSync(file);
+      if (key.length === 32) return new SecretBox(key);
+    } catch {
+      // made below
+    }
+    const key = crypto.randomBytes(32);
+    fs.writeFileSync(file, key, { mode: 0o600 });
+    fs.chmodSync(file, 0o600);
+    return new SecretBox(key);
+  }
+
+  seal(value: unknown): string {
+    const iv = crypto.randomBytes(IV_BYTES);
+    const cipher = crypto.createCipheriv(ALGORITHM, this.key, iv);
+    const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    return `v1.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+  }
+
+  /** The value sealed, or throws when it was sealed under another key or altered. */
+  open<T>(sealed: string): T {
+    if (!sealed.startsWith('v1.')) throw new Error('not a sealed value');
+    const raw = Buffer.from(sealed.slice(3), 'base64url');
+    const decipher = crypto.createDecipheriv(ALGORITHM, this.key, raw.subarray(0, IV_BYTES));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    return JSON.parse(text) as T;
+  }
+}

@@ -1,0 +1,171 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createLogger } from '../../server/logger.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+
+// The capture options through the API: each refused with a 400 naming its field when invalid,
+// carried to the capture, shown back without their secrets, and never written down in clear.
+
+let fixtures: FixtureServer;
+let server: TestServer;
+let key: string;
+const logged: string[] = [];
+
+beforeAll(async () => {
+  fixtures = await startFixtureServer();
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logged.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  server = await startTestServer({}, { log: createLogger({ level: 'debug', destination: destination as unknown as NodeJS.WritableStream, pretty: false }) });
+  ({ key } = await server.account());
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await fixtures?.close();
+});
+
+/** A POST /v1/screenshot that waits out the per-second limit (Retry-After) instead of failing on it. */
+async function postJob(body: Record<string, unknown>): Promise<Response> {
+  for (;;) {
+    const res = await server.v1('POST', '/screenshot', key, body);
+    if (res.status !== 429) return res;
+    await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 1) * 1000));
+  }
+}
+
+const post = (body: Record<string, unknown>) => postJob({ url: `${fixtures.url}/opt/colors.html`, ...body });
+
+describe('POST /v1/screenshot options', () => {
+  const refusals: Array<[string, Record<string, unknown>, string, RegExp?]> = [
+    ['wait_until of another value', { wait_until: 'idle' }, 'wait_until'],
+    ['delay over 10000', { delay: 10_001 }, 'delay'],
+    ['a negative delay', { delay: -1 }, 'delay'],
+    ['a clip without its height', { clip: { x: 0, y: 0, width: 10 } }, 'clip'],
+    ['a clip of width 0', { clip: { x: 0, y: 0, width: 0, height: 10 } }, 'clip'],
+    ['scale above 3', { scale: 3.5 }, 'scale'],
+    ['scale below 1', { scale: 0.5 }, 'scale'],
+    ['an empty hide_selectors', { hide_selectors: [] }, 'hide_selectors'],
+    ['styles over 64 KB of UTF-8 in fewer characters', { styles: 'é'.repeat(40_000) }, 'styles', /at most 65536 bytes/],
+    ['scripts over 64 KB', { scripts: 'x'.repeat(65_537) }, 'scripts'],
+    ['a Host header', { headers: { Host: 'example.com' } }, 'headers', /may not set Host/],
+    ['a hop-by-hop header in any case', { headers: { 'TRANSFER-ENCODING': 'chunked' } }, 'headers'],
+    ['a Proxy-* header', { headers: { 'Proxy-Authorization': 'Basic x' } }, 'headers'],
+    ['a header name that is no token', { headers: { 'Bad Name': 'x' } }, 'headers'],
+    ['a header value with a line break', { headers: { 'X-A': 'a\r\nX-B: b' } }, 'headers', /control characters/],
+    ['a cookie without a name', { cookies: [{ value: 'v' }] }, 'cookies'],
+    ['a same_site None cookie that is not secure', { cookies: [{ name: 'a', value: 'b', same_site: 'None' }] }, 'cookies'],
+    ['user_agent with googlebot', { user_agent: 'X/1', googlebot: true }, 'user_agent'],
+    ['an unknown time zone', { timezone: 'Mars/Olympus_Mons' }, 'timezone'],
+    ['a malformed locale', { locale: 'not a locale' }, 'locale'],
+    ['selector with clip', { selector: '#red', clip: { x: 0, y: 0, width: 1, height: 1 } }, 'clip'],
+    ['selector with full_page', { selector: '#red', full_page: true }, 'selector'],
+    ['clip with format pdf', { clip: { x: 0, y: 0, width: 1, height: 1 }, format: 'pdf' }, 'clip'],
+    ['quality with format pdf', { quality: 50, format: 'pdf' }, 'quality'],
+    ['http_auth without a password', { http_auth: { username: 'u' } }, 'http_auth'],
+    ['a boolean option given as text', { dark_mode: 'yes' }, 'dark_mode'],
+    ['media_type of another value', { media_type: 'tv' }, 'media_type'],
+  ];
+  for (const [what, body, field, message] of refusals) {
+    it(`answers 400 naming ${field} for ${what}`, async () => {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as { error: string; message: string };
+      expect(answer.error).toBe('Bad request');
+      expect(answer.message).toContain(field);
+      if (message) expect(answer.message).toMatch(message);
+    });
+  }
+
+  it('captures with options and reports http_status, final_url and page_title; the admin API shows the options used', async () => {
+    const res = await postJob({
+      url: `${fixtures.url}/redirect?to=/opt/colors.html`,
+      selector: '#green',
+      scale: 2,
+      wait_until: 'networkidle',
+      dark_mode: true,
+      hide_selectors: ['#red'],
+    });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as { job_id: string };
+    const job = await waitForJob(server, key, created.job_id);
+    expect(job).toMatchObject({ status: 'completed', http_status: 200, final_url: `${fixtures.url}/opt/colors.html`, page_title: 'Colours' });
+    const image = Buffer.from(await (await fetch(job.screenshot_url)).arrayBuffer());
+    const meta = await sharp(image).metadata();
+    expect([meta.width, meta.height]).toEqual([600, 400]);
+    const admin = await server.admin('GET', `/jobs/${created.job_id}`);
+    expect(admin.body.options).toEqual({ selector: '#green', scale: 2, wait_until: 'networkidle', dark_mode: true, hide_selectors: ['#red'] });
+  });
+
+  it('fails a job with the reason a user can act on', async () => {
+    await server.admin('PUT', '/settings', { capture_timeout_ms: 5_000 });
+    const res = await post({ wait_for_selector: '#never' });
+    const created = (await res.json()) as { job_id: string };
+    const job = await waitForJob(server, key, created.job_id);
+    await server.admin('PUT', '/settings', { capture_timeout_ms: 30_000 });
+    expect(job).toMatchObject({ status: 'failed', error: 'Timed out waiting for selector #never' });
+  });
+
+  it('makes a PDF served as application/pdf', async () => {
+    const created = (await (await post({ format: 'pdf' })).json()) as { job_id: string };
+    const job = await waitForJob(server, key, created.job_id);
+    expect(job.screenshot_url).toMatch(/\.pdf$/);
+    const file = await fetch(job.screenshot_url);
+    expect(file.headers.get('content-type')).toBe('application/pdf');
+    expect(Buffer.from(await file.arrayBuffer()).subarray(0, 5).toString('latin1')).toBe('%PDF-');
+  });
+
+  it('counts a delay and full pages in estimated_time_seconds', async () => {
+    const plain = (await (await post({})).json()) as { estimated_time_seconds: number };
+    const delayed = (await (await post({ delay: 9_000, full_page: true })).json()) as { estimated_time_seconds: number };
+    expect(delayed.estimated_time_seconds).toBeGreaterThanOrEqual(plain.estimated_time_seconds + 9);
+  });
+});
+
+describe('secrets given in headers, cookies and http_auth', () => {
+  const SECRETS = ['hdr-s3cret-value', 'cookie-s3cret-value', 'pw-s3cret-value'];
+
+  it('reach the page but never the job resource, the admin API, the job store or the log', async () => {
+    const res = await postJob({
+      url: `${fixtures.url}/opt/echo.html`,
+      headers: { 'X-Secret': SECRETS[0] },
+      cookies: [{ name: 'sid', value: SECRETS[1] }],
+      http_auth: { username: 'reader', password: SECRETS[2] },
+    });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as { job_id: string };
+    // While the job waits, the secrets are sealed in its record.
+    const job = await waitForJob(server, key, created.job_id);
+    expect(job.status).toBe('completed');
+    const withSource = await (await server.v1('GET', `/screenshot/${created.job_id}?include_source=1`, key)).json();
+    // The page saw them (its source echoes what the server received)...
+    expect(withSource.page_source).toContain(SECRETS[0]);
+    expect(withSource.page_source).toContain(SECRETS[1]);
+    // ...nothing else shows them.
+    const { page_source: _source, ...resource } = withSource;
+    const admin = await server.admin('GET', `/jobs/${created.job_id}`);
+    const list = await server.admin('GET', '/jobs?limit=50');
+    expect(admin.body.options).toEqual({ header_names: ['X-Secret'], cookie_names: ['sid'], http_auth: true });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const jobsDb = fs.readFileSync(path.join(server.dataDir, 'jobs.db'), 'utf8');
+    for (const [where, text] of [
+      ['the job resource', JSON.stringify(resource)],
+      ['the admin job', JSON.stringify(admin.body)],
+      ['the admin job list', JSON.stringify(list.body)],
+      ['jobs.db', jobsDb],
+      ['the log', logged.join('')],
+    ]) {
+      for (const secret of SECRETS) expect(text.includes(secret), `${secret} in ${where}`).toBe(false);
+    }
+    expect(jobsDb).toContain('sealed_secrets');
+  });
+});
