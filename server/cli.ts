@@ -1,180 +1,166 @@
 #!/usr/bin/env node
-import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+
+import { Command, CommanderError, Option } from 'commander';
 
 import { ChromiumNotFoundError } from './capture/chromium-path.js';
-import { type Config,ConfigError, loadConfig } from './config.js';
-import { createLogger, type LogLevel } from './logger.js';
-import { startServer } from './server.js';
+import { accountId, adminCall } from './cli/admin-client.js';
+import { backupDataDir, BackupError, restoreDataDir } from './cli/backup.js';
+import { captureCommand } from './cli/capture.js';
+import { serve } from './cli/serve.js';
+import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
+import { ConfigError, DEFAULTS } from './config.js';
 import { DataDirLockedError } from './store/data-lock.js';
 
-const USAGE = `Usage:
-  screenshot-appliance serve [--host H] [--port N] [--data DIR] [--concurrency N]
-                             [--browsers N] [--chromium PATH] [--egress-allow CIDR]...
-                             [--public-url URL] [--log-level debug|info|warn|error]
-  screenshot-appliance account create --email E [--unverified] [--plan super_user|basic]
-                                      [--daily-limit N] [--monthly-limit N]
-  screenshot-appliance account list
-  screenshot-appliance key create --account ID|EMAIL [--name NAME] [--ip ADDRESS|CIDR]...
-  screenshot-appliance key list --account ID|EMAIL
-  screenshot-appliance key revoke KEY_ID
+// The entry point is the one place of the CLI that reads the environment; it passes it on.
+const env = process.env;
+const dataDir = (data: string | undefined) => path.resolve(data ?? env.SCREENSHOT_DATA_DIR ?? './data');
+const print = (x: unknown) => console.log(JSON.stringify(x, null, 2));
+const DATA_HELP = 'the data directory of the running server (default: $SCREENSHOT_DATA_DIR or ./data)';
 
-The account and key commands talk to the running server of --data DIR (default ./data).
-serve logs to stderr: JSON lines, or readable lines when stderr is a terminal.`;
-
-const OPTIONS = {
-  host: { type: 'string' },
-  port: { type: 'string' },
-  data: { type: 'string' },
-  concurrency: { type: 'string' },
-  browsers: { type: 'string' },
-  chromium: { type: 'string' },
-  'egress-allow': { type: 'string', multiple: true },
-  'public-url': { type: 'string' },
-  'log-level': { type: 'string' },
-  email: { type: 'string' },
-  unverified: { type: 'boolean' },
-  plan: { type: 'string' },
-  'daily-limit': { type: 'string' },
-  'monthly-limit': { type: 'string' },
-  account: { type: 'string' },
-  name: { type: 'string' },
-  ip: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-class UsageError extends Error {}
-
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
-
-function logLevel(raw: string | undefined): LogLevel {
-  if (raw === undefined) return 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
-  return raw as LogLevel;
-}
-
-function number(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number, got "${raw}"`);
-  return n;
-}
-
-async function serve(values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values']): Promise<void> {
-  const overrides: Partial<Config> = {
-    host: values.host,
-    port: number('port', values.port),
-    dataDir: values.data,
-    concurrency: number('concurrency', values.concurrency),
-    browsers: number('browsers', values.browsers),
-    chromiumPath: values.chromium,
-    publicBaseUrl: values['public-url'],
-  };
-  const env = process.env;
-  const base = loadConfig(env);
-  if (values['egress-allow']) overrides.egressAllow = [...base.egressAllow, ...values['egress-allow']];
-  const config = loadConfig(env, overrides);
-  // Logs go to stderr: stdout carries only the lines below, which scripts read.
-  const log = createLogger({ level: logLevel(values['log-level']), destination: process.stderr });
-  const server = await startServer(config, { log });
-  console.log(`Screenshot Appliance listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${new URL(server.url).port}`);
-  console.log(`Control panel: ${server.adminUrl}`);
-  console.log(`API base URL: ${server.url}/v1   data: ${config.dataDir}   admin token: ${path.join(config.dataDir, 'admin-token')}`);
-  const own = log.child({ component: 'server' });
-  let signals = 0;
-  const shutdown = (signal: string) => {
-    if (++signals > 1) process.exit(130);
-    own.info(`${signal} received: finishing running captures and shutting down`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        own.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
+function program(): Command {
+  const cli = new Command('screenshot-appliance')
+    // Thrown instead of exiting, here and in every command made below (they inherit it).
+    .exitOverride()
+    .description('A self-hosted screenshot service: the server, and commands for its operators.')
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText(
+      'after',
+      '\nThe account and key commands talk to the running server of --data DIR (default ./data);\n' +
+        'capture talks to a server by its address. serve logs to stderr: JSON lines, or readable\n' +
+        'lines when stderr is a terminal.',
     );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  cli
+    .command('serve')
+    .description('run the service (HTTP API, control panel, capture engine)')
+    .option('--host <address>', 'address to listen on (default 0.0.0.0)')
+    .option('--port <n>', 'port to listen on; 0 picks a free one (default 8080)')
+    .option('--data <dir>', 'NeDB files, images, page sources, admin token (default ./data)')
+    .option('--concurrency <n>', 'captures at once (default 2)')
+    .option('--browsers <n>', 'Chromium processes the captures are shared among, 1-8 (default 2)')
+    .option('--chromium <path>', 'the Chromium executable (default: looked up)')
+    .option('--egress-allow <cidr>', 'a range the egress guard denies by default but you allow (repeatable)', collect)
+    .option('--public-url <url>', 'base of status_url and screenshot_url (behind a reverse proxy)')
+    .addOption(new Option('--log-level <level>', 'the lowest level logged').choices(['debug', 'info', 'warn', 'error']))
+    .option('--metrics-token <token>', 'a token that opens /metrics and nothing else (prefer $SCREENSHOT_METRICS_TOKEN)')
+    .action((options) => serve(options, env, process.stdout));
+
+  const account = cli.command('account').description('create and list accounts');
+  account
+    .command('create')
+    .description('create an account; prints it as JSON')
+    .requiredOption('--email <address>', "the account's e-mail address")
+    .option('--unverified', 'leave the e-mail address unverified (the API refuses its keys until it is verified)')
+    .addOption(new Option('--plan <plan>', 'the plan (default super_user)').choices(['super_user', 'basic']))
+    .option('--daily-limit <n>', 'calls per day')
+    .option('--monthly-limit <n>', 'calls per month')
+    .option('--data <dir>', DATA_HELP)
+    .action(async (o) =>
+      print(
+        await adminCall(dataDir(o.data), 'POST', '/accounts', {
+          email: o.email,
+          email_verified: !o.unverified,
+          plan: o.plan,
+          daily_limit: wholeNumber('daily-limit', o.dailyLimit),
+          monthly_limit: wholeNumber('monthly-limit', o.monthlyLimit),
+        }),
+      ),
+    );
+  account
+    .command('list')
+    .description('list the accounts as JSON')
+    .option('--data <dir>', DATA_HELP)
+    .action(async (o) => print((await adminCall(dataDir(o.data), 'GET', '/accounts')).accounts));
+
+  const key = cli.command('key').description('create, list and revoke API keys');
+  key
+    .command('create')
+    .description('create an API key; prints it as JSON, with the key shown this once')
+    .requiredOption('--account <id|email>', 'the account the key belongs to')
+    .option('--name <name>', "the key's name")
+    .option('--ip <address|cidr>', 'an address or range the key may be used from (repeatable; default: any)', collect)
+    .option('--data <dir>', DATA_HELP)
+    .action(async (o) => {
+      const dir = dataDir(o.data);
+      const id = await accountId(dir, o.account);
+      print(await adminCall(dir, 'POST', `/accounts/${id}/keys`, { name: o.name, ip_whitelist: o.ip ?? [] }));
+    });
+  key
+    .command('list')
+    .description("list an account's keys as JSON")
+    .requiredOption('--account <id|email>', 'the account')
+    .option('--data <dir>', DATA_HELP)
+    .action(async (o) => {
+      const dir = dataDir(o.data);
+      print((await adminCall(dir, 'GET', `/accounts/${await accountId(dir, o.account)}/keys`)).keys);
+    });
+  key
+    .command('revoke')
+    .description('revoke a key by its id')
+    .argument('<key_id>', "the key's id (from key list)")
+    .option('--data <dir>', DATA_HELP)
+    .action(async (keyId: string, o) => print(await adminCall(dataDir(o.data), 'PATCH', `/keys/${keyId}`, { revoked: true })));
+
+  cli
+    .command('backup')
+    .description('write an archive (.tar.gz) of the data directory, also while its server runs')
+    .requiredOption('--out <file>', 'the archive to write')
+    .option('--data <dir>', 'the data directory (default: $SCREENSHOT_DATA_DIR or ./data)')
+    .action(async (o) => {
+      const summary = await backupDataDir(dataDir(o.data), path.resolve(o.out));
+      const skipped = summary.skippedLines ? `; ${summary.skippedLines} unreadable datastore line(s) left out` : '';
+      console.log(`backed up ${summary.files} files (${summary.bytes} bytes) to ${path.resolve(o.out)}${skipped}`);
+    });
+
+  cli
+    .command('restore')
+    .description('put an archive of backup into a new or empty data directory')
+    .requiredOption('--from <file>', 'the archive written by backup')
+    .requiredOption('--data <dir>', 'the directory to restore into; must be missing or empty')
+    .action(async (o) => {
+      const target = path.resolve(o.data);
+      const summary = await restoreDataDir(path.resolve(o.from), target);
+      console.log(`restored ${summary.files} files (${summary.bytes} bytes) into ${target}; start it with: screenshot-appliance serve --data ${target}`);
+    });
+
+  cli
+    .command('capture')
+    .description('capture a page through a running server and save the images')
+    .argument('<url>', 'the page to capture')
+    .option('--devices <list>', 'desktop, tablet, mobile or all; comma separated or repeated (default desktop)', collect)
+    .option('--full-page', 'capture the whole page height')
+    .addOption(new Option('--format <format>', 'the image format').choices(['png', 'jpeg', 'webp']).default('png'))
+    .option('--quality <n>', '1-100, jpeg and webp only')
+    .option('--out <dir>', 'where the images are saved', '.')
+    .option('--server <url>', 'the server', `http://127.0.0.1:${DEFAULTS.port}`)
+    .option('--key <key>', 'an API key (default: $SCREENSHOT_API_KEY)')
+    .option('--timeout <seconds>', 'how long to wait for the jobs', '300')
+    .action(async (url: string, o) => {
+      const failed = await captureCommand(url, { ...o, key: o.key ?? env.SCREENSHOT_API_KEY }, process.stdout, process.stderr);
+      if (failed) process.exitCode = 1;
+    });
+
+  return cli;
 }
 
-/** Calls the admin API of the server that owns the data directory. */
-// The admin API's answers, printed or read by field as the commands need them.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function admin(dataDir: string, method: string, route: string, body?: unknown): Promise<any> {
-  let url: string;
-  let token: string;
-  try {
-    url = JSON.parse(fs.readFileSync(path.join(dataDir, 'server.json'), 'utf8')).url;
-    token = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-  } catch {
-    throw new UsageError(`No running server found for the data directory ${dataDir}; start it with: npm run serve -- --data ${dataDir}`);
-  }
-  const res = await fetch(`${url}/admin/api${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(15_000),
-  }).catch(() => {
-    throw new UsageError(`The server at ${url} does not answer; is it running?`);
-  });
-  const text = await res.text();
-  const data = text ? JSON.parse(text) : null;
-  if (!res.ok) throw new UsageError(`${data?.error ?? res.status}: ${data?.message ?? text}`);
-  return data;
-}
-
-async function accountId(dataDir: string, ref: string | undefined): Promise<string> {
-  if (!ref) throw new UsageError('--account is required');
-  if (!ref.includes('@')) return ref;
-  const { accounts } = await admin(dataDir, 'GET', '/accounts');
-  const found = accounts.find((a: { email: string }) => a.email === ref.toLowerCase());
-  if (!found) throw new UsageError(`No account with e-mail ${ref}`);
-  return found.id;
-}
+const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, TypeError];
 
 async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  const [command, sub, arg] = positionals;
-  if (values.help || !command) {
-    console.log(USAGE);
+  const cli = program();
+  if (argv.length === 0) {
+    cli.outputHelp();
     return;
   }
-  if (command === 'serve') return serve(values);
-  const dataDir = path.resolve(values.data ?? process.env.SCREENSHOT_DATA_DIR ?? './data');
-  const print = (x: unknown) => console.log(JSON.stringify(x, null, 2));
-  if (command === 'account' && sub === 'create') {
-    if (!values.email) throw new UsageError('--email is required');
-    return print(
-      await admin(dataDir, 'POST', '/accounts', {
-        email: values.email,
-        email_verified: !values.unverified,
-        plan: values.plan,
-        daily_limit: number('daily-limit', values['daily-limit']),
-        monthly_limit: number('monthly-limit', values['monthly-limit']),
-      }),
-    );
-  }
-  if (command === 'account' && sub === 'list') return print((await admin(dataDir, 'GET', '/accounts')).accounts);
-  if (command === 'key' && sub === 'create') {
-    const id = await accountId(dataDir, values.account);
-    return print(await admin(dataDir, 'POST', `/accounts/${id}/keys`, { name: values.name, ip_whitelist: values.ip ?? [] }));
-  }
-  if (command === 'key' && sub === 'list') {
-    const id = await accountId(dataDir, values.account);
-    return print((await admin(dataDir, 'GET', `/accounts/${id}/keys`)).keys);
-  }
-  if (command === 'key' && sub === 'revoke') {
-    if (!arg) throw new UsageError('key revoke needs the key id');
-    return print(await admin(dataDir, 'PATCH', `/keys/${arg}`, { revoked: true }));
-  }
-  throw new UsageError(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+  await cli.parseAsync(argv, { from: 'user' });
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  const known =
-    [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, TypeError].some((kind) => err instanceof kind) ||
-    err?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-  console.error(known ? `error: ${err.message}` : err);
-  process.exit(err instanceof UsageError || err?.code?.startsWith?.('ERR_PARSE_ARGS') ? 2 : 1);
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof CommanderError) {
+    // Commander has printed the help or the mistake already.
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  }
+  const known = KNOWN.some((kind) => err instanceof kind);
+  console.error(known ? `error: ${(err as Error).message}` : err);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });
