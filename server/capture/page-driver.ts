@@ -46,8 +46,11 @@ export interface CdpCommands {
     result: { data: string };
   };
   'Network.enable': { params: { maxTotalBufferSize?: number; maxResourceBufferSize?: number }; result: object };
-  /** Patterns with `*` wildcards; a matching request fails with net::ERR_BLOCKED_BY_CLIENT. */
-  'Network.setBlockedURLs': { params: { urls: string[] }; result: object };
+  /**
+   * Patterns with `*` wildcards (`urls`), or URLPattern strings (`urlPatterns`, Chromium 138 and
+   * later); a matching sub-request fails with net::ERR_BLOCKED_BY_CLIENT.
+   */
+  'Network.setBlockedURLs': { params: { urls?: string[]; urlPatterns?: Array<{ urlPattern: string; block: boolean }> }; result: object };
   'Network.setCookies': {
     params: {
       cookies: Array<{
@@ -70,6 +73,8 @@ export interface CdpCommands {
   };
   'Fetch.disable': { params: Record<string, never>; result: object };
   'Fetch.continueRequest': { params: { requestId: string; headers?: Array<{ name: string; value: string }> }; result: object };
+  /** Fails a paused request as Chromium's own blocking would (net::ERR_BLOCKED_BY_CLIENT for BlockedByClient). */
+  'Fetch.failRequest': { params: { requestId: string; errorReason: 'BlockedByClient' | 'Aborted' }; result: object };
   'Emulation.setEmulatedMedia': { params: { media?: string; features?: Array<{ name: string; value: string }> }; result: object };
   'Emulation.setTimezoneOverride': { params: { timezoneId: string }; result: object };
   'Emulation.setLocaleOverride': { params: { locale?: string }; result: object };
@@ -78,11 +83,13 @@ export interface CdpCommands {
     result: object;
   };
   'Runtime.evaluate': {
-    params: { expression: string; awaitPromise: boolean; returnByValue: boolean; userGesture?: boolean };
+    params: { expression: string; awaitPromise: boolean; returnByValue: boolean; userGesture?: boolean; contextId?: number };
     result: { result: { value?: unknown }; exceptionDetails?: { text: string; exception?: { description?: string } } };
   };
   /** A function `name(payload: string)` in every document's main world, reported as Runtime.bindingCalled. */
   'Runtime.addBinding': { params: { name: string }; result: object };
+  /** Needed for Runtime.addBinding's functions to be installed and reported. */
+  'Runtime.enable': { params: Record<string, never>; result: object };
   'DOM.getDocument': { params: { depth: number }; result: { root: { nodeId: number } } };
   'DOM.getOuterHTML': { params: { nodeId: number }; result: { outerHTML: string } };
 }
@@ -102,7 +109,7 @@ export interface CdpEvents {
   'Network.loadingFinished': { requestId: string };
   'Network.loadingFailed': { requestId: string; errorText: string };
   /** A request paused by Fetch.enable's patterns, to be continued (Fetch.continueRequest). */
-  'Fetch.requestPaused': { requestId: string; request: { url: string; headers: Record<string, string> }; resourceType: string };
+  'Fetch.requestPaused': { requestId: string; request: { url: string; headers: Record<string, string> }; resourceType: string; frameId: string };
   /** The page called a function added with Runtime.addBinding. */
   'Runtime.bindingCalled': { name: string; payload: string; executionContextId: number };
 }
