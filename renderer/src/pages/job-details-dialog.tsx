@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 
 import type { AdminJob, WebhookDelivery } from '../admin-types.js';
@@ -36,7 +37,9 @@ function JobDetails({ job }: { job: AdminJob }) {
     <div class="job-details">
       <div class="job-details-top">
         <div class="job-preview">
-          {done && !job.expired ? (
+          {done && !job.expired && job.format === 'pdf' ? (
+            <div class="thumb-empty preview-empty">A PDF of the page: open it below.</div>
+          ) : done && !job.expired ? (
             <a href={done.screenshot_url} target="_blank" rel="noopener noreferrer">
               <img src={done.screenshot_url} alt={`Screenshot of ${job.url}`} />
             </a>
@@ -71,6 +74,32 @@ function JobDetails({ job }: { job: AdminJob }) {
             <>
               <dt>Completed</dt>
               <dd>{formatAbsolute(done.completed_at)}</dd>
+              {done.http_status !== undefined && (
+                <>
+                  <dt>HTTP status</dt>
+                  <dd>{done.http_status ?? 'not over HTTP'}</dd>
+                </>
+              )}
+              {done.final_url !== undefined && done.final_url !== job.url && (
+                <>
+                  <dt>Ended at</dt>
+                  <dd>
+                    <span class="break">{done.final_url}</span>
+                  </dd>
+                </>
+              )}
+              {done.page_title !== undefined && (
+                <>
+                  <dt>Title</dt>
+                  <dd>{done.page_title || 'none'}</dd>
+                </>
+              )}
+              {done.truncated && (
+                <>
+                  <dt>Cut</dt>
+                  <dd>the page was taller than a capture may be; the image stops at the limit</dd>
+                </>
+              )}
             </>
           )}
           <dt>Took</dt>
@@ -87,10 +116,11 @@ function JobDetails({ job }: { job: AdminJob }) {
       <div class="button-row">
         {done && !job.expired && (
           <a class="button" href={done.screenshot_url} target="_blank" rel="noopener noreferrer">
-            Open image
+            {job.format === 'pdf' ? 'Open PDF' : 'Open image'}
           </a>
         )}
       </div>
+      <JobOptions options={job.options} />
       {done?.has_page_source && !job.expired && <PageSource jobId={job.job_id} />}
       {job.callback_url && <Webhooks job={job} />}
     </div>
@@ -203,6 +233,30 @@ function Webhooks({ job }: { job: AdminJob }) {
           )}
         </div>
       ))}
+    </section>
+  );
+}
+
+/** The capture options the job used, as the request named them (secrets as names only). */
+function JobOptions({ options }: { options: AdminJob['options'] }) {
+  const entries = Object.entries(options);
+  if (!entries.length) return null;
+  const shown = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+  return (
+    <section class="sub-section" aria-label="Options">
+      <h3>Options</h3>
+      <dl class="facts options">
+        {entries.map(([name, value]) => (
+          <Fragment key={name}>
+            <dt>
+              <code>{name}</code>
+            </dt>
+            <dd>
+              <span class="break">{shown(value)}</span>
+            </dd>
+          </Fragment>
+        ))}
+      </dl>
     </section>
   );
 }
