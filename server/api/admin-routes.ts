@@ -8,7 +8,7 @@ import type { CaptureEngine } from '../capture/engine.js';
 import { ApiError, badRequest } from '../errors.js';
 import { optionsView } from '../jobs/job-options.js';
 import type { JobRecord } from '../jobs/job-record.js';
-import { toStatusResource } from '../jobs/job-resource.js';
+import { screenshotUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { QuotaService } from '../limits/quota.js';
 import type { SettingsService } from '../settings.js';
@@ -77,6 +77,9 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     format: job.format,
     callback_url: job.callback_url,
     options: optionsView(job.options, job.secret_names),
+    ...(job.status === 'completed' && job.image_file && !job.expired && job.format !== 'pdf'
+      ? { thumbnail_url: `${screenshotUrl(baseUrlOf(ctx, deps.settings), job.image_file)}/thumbnail` }
+      : {}),
     duration_ms: job.duration_ms,
     blocked_requests: job.blocked_requests,
     expired: job.expired,

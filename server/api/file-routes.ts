@@ -76,5 +76,24 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     ctx.length = stat.size;
     ctx.body = fs.createReadStream(file);
   });
+
+  // The thumbnail of an image, under the same capability name (the job list's small pictures).
+  router.get('/v1/files/:name/thumbnail', async (ctx) => {
+    const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
+    const wait = deps.fileRateLimiter.take(client);
+    if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
+    const name = ctx.params.name;
+    if (!FILE_NAME.test(name) || name.endsWith('.pdf')) throw notFound('No such thumbnail');
+    const job = await deps.jobs.findByImage(name);
+    if (!job || job.expired) throw notFound('No such thumbnail; screenshots are removed after the retention period');
+    const thumbnail = await deps.files.readThumbnail(name);
+    if (!thumbnail) throw notFound('No such thumbnail');
+    const expiresAt = (job.completed_at ?? job.created_at) + deps.settings.get().retention_days * 86_400_000;
+    const maxAge = Math.max(0, Math.floor((expiresAt - deps.clock.now()) / 1000));
+    ctx.set('Cache-Control', `private, max-age=${maxAge}, immutable`);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.type = 'image/webp';
+    ctx.body = thumbnail;
+  });
   return router;
 }

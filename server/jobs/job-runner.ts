@@ -225,6 +225,10 @@ export class JobRunner {
       const fileName = `${newImageToken()}.${result.format === 'jpeg' ? 'jpg' : result.format}`;
       await this.deps.files.writeImage(fileName, result.image);
       imageFile = fileName;
+      if (result.format !== 'pdf') {
+        // Lists show it; one that cannot be made now is made from the image when first asked for.
+        await this.deps.files.writeThumbnail(fileName, result.image).catch((err: unknown) => log.warn({ err }, 'could not make its thumbnail'));
+      }
       if (result.html !== null && Buffer.byteLength(result.html) <= this.deps.pageSourceMaxBytes) {
         hasSource = true;
         await this.deps.files.writeSource(jobId, result.html);

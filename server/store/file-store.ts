@@ -2,7 +2,26 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import sharp from 'sharp';
+
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
+
+/** A thumbnail's width in pixels, and its tallest height (the top of a full page). */
+export const THUMBNAIL_WIDTH = 320;
+const THUMBNAIL_MAX_HEIGHT = 480;
+const THUMBNAIL_QUALITY = 70;
+
+/**
+ * A small WebP of a screenshot for lists: THUMBNAIL_WIDTH wide (never enlarged), the top
+ * THUMBNAIL_MAX_HEIGHT pixels of a tall one. 8–25 KB for a 1920×1080 page.
+ */
+export async function makeThumbnail(image: Buffer): Promise<Buffer> {
+  return sharp(image, { limitInputPixels: false })
+    .resize({ width: THUMBNAIL_WIDTH, withoutEnlargement: true })
+    .resize({ height: THUMBNAIL_MAX_HEIGHT, width: THUMBNAIL_WIDTH, fit: 'cover', position: 'top', withoutEnlargement: true })
+    .webp({ quality: THUMBNAIL_QUALITY })
+    .toBuffer();
+}
 
 /**
  * Images and page sources as files in the data directory. Writes go to a temporary name
@@ -11,17 +30,48 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 export class FileStore {
   readonly imagesDir: string;
   readonly sourcesDir: string;
+  /** Thumbnails, named by their image's capability name; made again from the image when missing. */
+  readonly thumbnailsDir: string;
 
   constructor(dataDir: string) {
     this.imagesDir = path.join(dataDir, 'files');
     this.sourcesDir = path.join(dataDir, 'sources');
+    this.thumbnailsDir = path.join(dataDir, 'thumbnails');
   }
 
   async init(): Promise<void> {
-    await fs.mkdir(this.imagesDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    await fs.mkdir(this.sourcesDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    await removeTemporaries(this.imagesDir);
-    await removeTemporaries(this.sourcesDir);
+    for (const dir of [this.imagesDir, this.sourcesDir, this.thumbnailsDir]) {
+      await fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+      await removeTemporaries(dir);
+    }
+  }
+
+  /** The thumbnail of image `fileName` (always WebP). */
+  thumbnailPath(fileName: string): string {
+    return path.join(this.thumbnailsDir, `${path.basename(fileName).replace(/\.[a-z]+$/, '')}.webp`);
+  }
+
+  /** Makes and stores the thumbnail of an image. */
+  async writeThumbnail(fileName: string, image: Buffer): Promise<Buffer> {
+    const thumbnail = await makeThumbnail(image);
+    await writeAtomic(this.thumbnailPath(fileName), thumbnail);
+    return thumbnail;
+  }
+
+  /** The thumbnail of image `fileName`, made from the image the first time (jobs of earlier versions); null without an image. */
+  async readThumbnail(fileName: string): Promise<Buffer | null> {
+    try {
+      return await fs.readFile(this.thumbnailPath(fileName));
+    } catch {
+      // made below
+    }
+    let image: Buffer;
+    try {
+      image = await fs.readFile(this.imagePath(fileName));
+    } catch {
+      return null;
+    }
+    return this.writeThumbnail(fileName, image);
   }
 
   imagePath(fileName: string): string {
@@ -49,7 +99,10 @@ export class FileStore {
   }
 
   async remove(fileName: string | undefined, jobId: string): Promise<void> {
-    if (fileName) await fs.rm(this.imagePath(fileName), { force: true });
+    if (fileName) {
+      await fs.rm(this.imagePath(fileName), { force: true });
+      await fs.rm(this.thumbnailPath(fileName), { force: true });
+    }
     await fs.rm(this.sourcePath(jobId), { force: true });
   }
 }

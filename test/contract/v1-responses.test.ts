@@ -109,6 +109,9 @@ describe('v1 answers match the OpenAPI document', () => {
     expect(image.status).toBe(200);
     const cached = await call('GET', imagePath, { headers: { 'if-none-match': image.headers.get('etag')! } });
     expect(cached.status).toBe(304);
+    const thumbnail = await call('GET', `${imagePath}/thumbnail`);
+    expect(thumbnail.status).toBe(200);
+    expect(thumbnail.headers.get('content-type')).toBe('image/webp');
   });
 
   it('for several devices and another format', async () => {
@@ -174,6 +177,7 @@ describe('v1 answers match the OpenAPI document', () => {
     expect(missing.status).toBe(404);
     const file = await call('GET', '/files/AAAAAAAAAAAAAAAAAAAAAAAA.png');
     expect(file.status).toBe(404);
+    expect((await call('GET', '/files/AAAAAAAAAAAAAAAAAAAAAAAA.png/thumbnail')).status).toBe(404);
   });
 
   it('for the daily limit and the per-second limit', async () => {

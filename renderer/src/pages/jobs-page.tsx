@@ -166,7 +166,7 @@ function Thumbnail({ job }: { job: AdminJob }) {
   if (job.status === 'completed' && job.screenshot_url && !job.expired) {
     return (
       <a href={job.screenshot_url} target="_blank" rel="noopener noreferrer" class="thumb-link" aria-label={`Open the screenshot of ${job.url}`}>
-        <img class="thumb" src={job.screenshot_url} alt="" loading="lazy" decoding="async" />
+        <img class="thumb" src={job.thumbnail_url ?? job.screenshot_url} alt="" loading="lazy" decoding="async" />
       </a>
     );
   }

@@ -116,6 +116,9 @@ const adminJobs = jobVariants({
   format: OutputFormat,
   callback_url: Nullable(Type.String()),
   options: JobOptionsView,
+  thumbnail_url: Type.Optional(
+    Type.String({ format: 'uri', description: 'A 320 px wide WebP of the image (completed jobs with an image; not for pdf)' }),
+  ),
   duration_ms: Nullable(Type.Integer({ minimum: 0 })),
   blocked_requests: Count('Sub-requests the egress guard refused'),
   expired: Type.Boolean(),
