@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { JobEnds } from './jobs/job-ends.js';
+import type { JobRecord } from './jobs/job-record.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
@@ -16,6 +17,7 @@ import { SecretBox } from './jobs/secret-box.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { createLogger, type LineLog, lineLogger, type Logger } from './logger.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
@@ -69,11 +71,15 @@ export interface Services {
   engine: CaptureEngine;
   egress: EgressPolicy;
   webhooks: WebhookService;
+  /** The Prometheus metrics (GET /metrics), in a registry of this instance's own. */
+  metrics: ServiceMetrics;
   /** The egress guard's forward proxy, through which every browser connection goes. */
   egressProxyUrl: string | undefined;
   adminToken: string;
   rendererDir?: string;
   isReady(): boolean;
+  /** True between start() and stop(). */
+  isStarted(): boolean;
   start(): Promise<void>;
   /** Graceful: stop taking jobs, let running ones finish (or re-queue them), flush the stores. */
   stop(graceMs?: number): Promise<void>;
@@ -81,7 +87,9 @@ export interface Services {
 
 /** The composition root shared by the headless server and the desktop app. */
 export async function createServices(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<Services> {
-  const log = typeof deps.log === 'function' ? lineLogger(deps.log) : deps.log ?? createLogger();
+  const metrics = new ServiceMetrics();
+  // The engine's and the egress proxy's lines are counted on their way (ServiceMetrics.tap).
+  const log = metrics.tap(typeof deps.log === 'function' ? lineLogger(deps.log) : deps.log ?? createLogger());
   const clock = deps.clock ?? systemClock;
   prepareDataDir(config.dataDir);
   const lock: DataLock = acquireDataLock(config.dataDir);
@@ -125,7 +133,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       log,
     });
     const secrets = SecretBox.forDataDir(config.dataDir);
-    const ends = new JobEnds({ store: stores.jobs, log: log.child({ component: 'jobs' }), onEnded: notifyJobEnded(webhooks, log) });
+    const ends = new JobEnds({ store: stores.jobs, log: log.child({ component: 'jobs' }), onEnded: countEnd(metrics, notifyJobEnded(webhooks, log)) });
     const runner = new JobRunner({
       store: stores.jobs,
       files,
@@ -135,12 +143,22 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       log,
       ends,
       guard: egress,
+      onFailed: (err, signal) => metrics.jobFailed(err, signal),
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
     });
     const jobs = new JobService({ store: stores.jobs, clock, settings, runner, ends, secrets });
     const retention = new Retention({ store: stores.jobs, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
+    metrics.watch({
+      queue: () => runner.stats(),
+      browsers: () => engine.browsers?.() ?? { total: 1, ready: engine.isReady() ? 1 : 0 },
+      webhookDeliveries: async () => {
+        const states = ['pending', 'delivered', 'failed'];
+        const counts = await Promise.all(states.map((status) => stores.webhooks.count({ status })));
+        return Object.fromEntries(states.map((state, k) => [state, counts[k]]));
+      },
+    });
 
     return {
       config,
@@ -160,9 +178,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       engine,
       egress,
       webhooks,
+      metrics,
       egressProxyUrl,
       adminToken,
       isReady: () => started && engine.isReady(),
+      isStarted: () => started,
       async start() {
         await engine.start();
         await runner.recover();
@@ -186,6 +206,14 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     lock.release();
     throw err;
   }
+}
+
+/** Counts a job's end, then passes it on. */
+function countEnd(metrics: ServiceMetrics, next: (job: JobRecord) => void): (job: JobRecord) => void {
+  return (job) => {
+    metrics.jobEnded(job);
+    next(job);
+  };
 }
 
 /**

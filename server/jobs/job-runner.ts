@@ -31,6 +31,8 @@ export interface JobRunnerDeps {
   guard?: UrlGuard;
   /** Largest page source stored, bytes. */
   pageSourceMaxBytes: number;
+  /** Told why each job failed (the metrics count failures by class). @default none */
+  onFailed?: (err: unknown, signal: AbortSignal) => void;
   /** Opens the sealed secrets of a job's options. */
   secrets: SecretBox;
 }
@@ -263,6 +265,7 @@ export class JobRunner {
         return;
       }
       const failure = describeFailure(err, controller.signal);
+      this.deps.onFailed?.(err, controller.signal);
       if (failure.internal) log.error({ err }, `failed: ${failure.message}`);
       else log.debug(`failed: ${failure.message}`);
       const ended = this.deps.clock.now();
