@@ -22,10 +22,11 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
+/** A value as Prometheus reads it (Go's ParseFloat: `NaN` and `Inf` in any case, as prom-client may write `Nan`). */
 function parseValue(raw: string, line: string): number {
-  if (raw === '+Inf' || raw === 'Inf') return Infinity;
-  if (raw === '-Inf') return -Infinity;
-  if (raw === 'NaN') return NaN;
+  if (/^\+?inf(inity)?$/i.test(raw)) return Infinity;
+  if (/^-inf(inity)?$/i.test(raw)) return -Infinity;
+  if (/^nan$/i.test(raw)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) throw new Error(`not a number: ${raw} in ${line}`);
   return Number(raw);
 }
