@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian/Ubuntu machine: Chromium (from the distribution), the npm
+# Sets up a fresh Debian/Ubuntu machine: Chromium and fonts (from the distribution), the npm
 # dependencies (without Electron's binary, which `npm start` fetches when needed) and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,22 @@ if ! have_chromium; then
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+
+# Fonts a screenshot service needs for real pages: CJK, Arabic and the other scripts (Noto),
+# colour emoji, and metric-compatible Arial/Times/Courier (Liberation). Installed when missing,
+# whether or not Chromium was already there.
+fonts=(fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation)
+missing_fonts=()
+for f in "${fonts[@]}"; do
+  dpkg -s "$f" >/dev/null 2>&1 || missing_fonts+=("$f")
+done
+if [ "${#missing_fonts[@]}" -gt 0 ]; then
+  echo "Installing fonts: ${missing_fonts[*]}..."
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing_fonts[@]}" >/dev/null
 fi
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node.js 20.19 or newer is needed, found "+process.versions.node); process.exit(1) }'

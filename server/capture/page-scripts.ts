@@ -184,3 +184,20 @@ export interface PageFacts {
 export function pageFacts(): PageFacts {
   return { url: location.href, title: document.title };
 }
+
+/**
+ * Renders content the page lets the browser skip while off screen (`content-visibility: auto`,
+ * as documentation sites use): such sections keep a placeholder size until scrolled near and
+ * are not painted in a full-page capture, which then measures the placeholders' height and
+ * shows blank screens below the first ones. Made visible, they lay out at their real size
+ * before the page is scrolled and measured. Returns whether the page used it.
+ */
+export function renderSkippedContent(): boolean {
+  const uses = Array.from(document.querySelectorAll('*')).some((element) => getComputedStyle(element).contentVisibility === 'auto');
+  if (!uses) return false;
+  const style = document.createElement('style');
+  style.textContent = '* { content-visibility: visible !important; }';
+  (document.head ?? document.documentElement).appendChild(style);
+  void document.documentElement.getBoundingClientRect();
+  return true;
+}
