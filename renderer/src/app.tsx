@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Status } from './admin-types.js';
 import { api, onUnauthorized } from './api-client.js';
 import { ToastProvider } from './components/toasts.js';
-import { type PageName,routeHref, useHashRoute } from './hash-route.js';
+import { type PageName, routeHref, useHashRoute } from './hash-route.js';
 import { AccountsPage } from './pages/accounts-page.js';
 import { DashboardPage } from './pages/dashboard-page.js';
 import { JobsPage } from './pages/jobs-page.js';
@@ -78,6 +78,16 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
     document.title = `${label} — Screenshot Appliance`;
   }, [route.page]);
 
+  // On a narrow screen the navigation folds behind the menu button; choosing a page folds it again.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => setMenuOpen(false), [route.page]);
+  const onNavKeyDown = (e: KeyboardEvent) => {
+    if (e.key !== 'Escape' || !menuOpen) return;
+    setMenuOpen(false);
+    menuButton.current?.focus();
+  };
+
   const leave = async () => {
     try {
       await signOut();
@@ -91,7 +101,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
       <button type="button" class="skip-link" onClick={() => main.current?.querySelector<HTMLElement>('h1')?.focus()}>
         Skip to content
       </button>
-      <nav class="sidebar" aria-label="Control panel">
+      <nav class="sidebar" aria-label="Control panel" data-open={menuOpen ? 'true' : 'false'} onKeyDown={onNavKeyDown}>
         <div class="brand">
           <svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true">
             <rect x="1" y="3" width="14" height="10" rx="2" fill="currentColor" />
@@ -99,18 +109,27 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           </svg>
           <span>Screenshot Appliance</span>
         </div>
-        <ul>
-          {NAV.map((n) => (
-            <li key={n.page}>
-              <a href={routeHref(n.page)} aria-current={route.page === n.page ? 'page' : undefined}>
-                {n.label}
-              </a>
-            </li>
-          ))}
-        </ul>
-        <button type="button" class="sign-out" onClick={leave}>
-          Sign out
+        {/* Shown only on narrow screens, where the links fold away behind it. */}
+        <button type="button" class="menu-button" ref={menuButton} aria-expanded={menuOpen} aria-controls="nav-items" onClick={() => setMenuOpen((o) => !o)}>
+          <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true">
+            <path d="M2 4h12M2 8h12M2 12h12" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" />
+          </svg>
+          Menu
         </button>
+        <div id="nav-items" class="nav-items">
+          <ul>
+            {NAV.map((n) => (
+              <li key={n.page}>
+                <a href={routeHref(n.page)} aria-current={route.page === n.page ? 'page' : undefined} onClick={() => setMenuOpen(false)}>
+                  {n.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+          <button type="button" class="sign-out" onClick={leave}>
+            Sign out
+          </button>
+        </div>
       </nav>
       <main id="main" ref={main} class="content">
         {route.page === 'dashboard' && <DashboardPage />}

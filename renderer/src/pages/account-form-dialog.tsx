@@ -6,14 +6,15 @@ import { CheckboxField, SelectField, TextField } from '../components/fields.js';
 import { FormFooter } from '../components/form-footer.js';
 import { Modal } from '../components/modal.js';
 import { routeApiError } from '../field-errors.js';
+import { noApiAccessReason, type PlanInfo, PLANS } from '../plans.js';
 
 const FIELDS = ['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit'] as const;
 type FieldName = (typeof FIELDS)[number];
 
-const PLANS = [
-  { value: 'super_user', label: 'Super User — may use the API' },
-  { value: 'basic', label: 'Basic — API calls get 403' },
-] as const;
+const PLAN_OPTIONS = (Object.entries(PLANS) as [Plan, PlanInfo][]).map(([value, info]) => ({
+  value,
+  label: `${info.label} — ${info.apiAccess ? 'may use the API' : 'API calls get 403'}`,
+}));
 
 /** A limit typed by the admin: blank means the server default; otherwise a whole number ≥ 0. */
 function parseLimit(text: string): number | undefined | 'invalid' {
@@ -72,7 +73,14 @@ export function AccountFormDialog({ account, onClose, onSaved }: { account?: Acc
           error={errors.email_verified}
           hint="Keys of an unverified account get 403 “Email not verified”."
         />
-        <SelectField label="Plan" value={plan} onChange={setPlan} options={PLANS} error={errors.plan} />
+        <SelectField
+          label="Plan"
+          value={plan}
+          onChange={setPlan}
+          options={PLAN_OPTIONS}
+          error={errors.plan}
+          hint={PLANS[plan].apiAccess ? 'Its keys may call the API, within the limits below.' : noApiAccessReason(plan)}
+        />
         <div class="field-row">
           <TextField
             label="Daily limit"

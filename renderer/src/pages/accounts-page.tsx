@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 
-import type { Account, Plan } from '../admin-types.js';
+import type { Account } from '../admin-types.js';
 import { api } from '../api-client.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { EmptyState } from '../components/empty-state.js';
@@ -8,12 +8,11 @@ import { LoadError } from '../components/load-error.js';
 import { useToast } from '../components/toasts.js';
 import { formatAbsolute, formatRelative } from '../format-time.js';
 import { routeHref } from '../hash-route.js';
+import { noApiAccessReason, PLANS } from '../plans.js';
 import { useResource } from '../use-resource.js';
 import { AccountFormDialog } from './account-form-dialog.js';
 import { PageHeader } from './page-header.js';
 import { WebhookSecretDialog } from './webhook-secret-dialog.js';
-
-export const PLAN_LABELS: Record<Plan, string> = { super_user: 'Super User', basic: 'Basic' };
 
 type Open =
   | { kind: 'create' }
@@ -61,7 +60,7 @@ export function AccountsPage() {
       )}
       {list && list.length > 0 && (
         <div class="table-wrap">
-          <table class="table">
+          <table class="table table-cards">
             <caption class="visually-hidden">Accounts</caption>
             <thead>
               <tr>
@@ -86,7 +85,7 @@ export function AccountsPage() {
                   <th scope="row" class="cell-main">
                     {a.email}
                   </th>
-                  <td>
+                  <td data-label="Verified">
                     <label class="switch">
                       <input
                         type="checkbox"
@@ -98,16 +97,19 @@ export function AccountsPage() {
                       <span class="switch-track" aria-hidden="true" />
                     </label>
                   </td>
-                  <td>
-                    <span class={a.plan === 'super_user' ? 'badge badge-completed' : 'badge'}>{PLAN_LABELS[a.plan]}</span>
+                  <td data-label="Plan">
+                    <div class="plan">
+                      <span class={PLANS[a.plan].apiAccess ? 'badge badge-completed' : 'badge'}>{PLANS[a.plan].label}</span>
+                      {!PLANS[a.plan].apiAccess && <span class="plan-note">{noApiAccessReason(a.plan)}</span>}
+                    </div>
                   </td>
-                  <td class="num">
+                  <td class="num" data-label="Today">
                     <Usage used={a.calls_today} limit={a.daily_limit} />
                   </td>
-                  <td class="num">
+                  <td class="num" data-label="This month">
                     <Usage used={a.calls_this_month} limit={a.monthly_limit} />
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <time dateTime={a.created_at} title={formatAbsolute(a.created_at)}>
                       {formatRelative(a.created_at)}
                     </time>

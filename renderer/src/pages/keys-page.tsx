@@ -9,6 +9,7 @@ import { LoadError } from '../components/load-error.js';
 import { useToast } from '../components/toasts.js';
 import { formatAbsolute, formatRelative } from '../format-time.js';
 import { replaceParams, routeHref } from '../hash-route.js';
+import { noApiAccessReason, PLANS } from '../plans.js';
 import { useResource } from '../use-resource.js';
 import { KeyCreateDialog } from './key-create-dialog.js';
 import { KeyEditDialog } from './key-edit-dialog.js';
@@ -67,11 +68,9 @@ function AccountKeys({ account }: { account: Account }) {
           New key
         </button>
       </div>
-      {(!account.email_verified || account.plan !== 'super_user') && (
+      {(!account.email_verified || !PLANS[account.plan].apiAccess) && (
         <p class="notice">
-          {!account.email_verified
-            ? 'This account’s e-mail is not verified, so its keys get 403 “Email not verified”. '
-            : 'This account is not on the Super User plan, so its keys get 403 “Access denied”. '}
+          {!account.email_verified ? 'This account’s e-mail is not verified, so its keys get 403 “Email not verified”. ' : `${noApiAccessReason(account.plan)} `}
           <a href={routeHref('accounts')}>Change it on the Accounts page.</a>
         </p>
       )}
@@ -90,7 +89,7 @@ function AccountKeys({ account }: { account: Account }) {
       )}
       {list && list.length > 0 && (
         <div class="table-wrap">
-          <table class="table">
+          <table class="table table-cards">
             <caption class="visually-hidden">API keys of {account.email}</caption>
             <thead>
               <tr>
@@ -111,12 +110,12 @@ function AccountKeys({ account }: { account: Account }) {
                   <th scope="row" class="cell-main">
                     {k.name || <span class="muted">unnamed</span>}
                   </th>
-                  <td>
+                  <td data-label="Key">
                     <code class="key-prefix" title="Only the start of the key is kept visible">
                       {k.prefix}…
                     </code>
                   </td>
-                  <td>
+                  <td data-label="IP whitelist">
                     {k.ip_whitelist.length === 0 ? (
                       <span class="muted">Any address</span>
                     ) : (
@@ -129,12 +128,12 @@ function AccountKeys({ account }: { account: Account }) {
                       </ul>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <time dateTime={k.created_at} title={formatAbsolute(k.created_at)}>
                       {formatRelative(k.created_at)}
                     </time>
                   </td>
-                  <td>
+                  <td data-label="Last used">
                     {k.last_used_at ? (
                       <time dateTime={k.last_used_at} title={formatAbsolute(k.last_used_at)}>
                         {formatRelative(k.last_used_at)}
@@ -143,7 +142,7 @@ function AccountKeys({ account }: { account: Account }) {
                       <span class="muted">never</span>
                     )}
                   </td>
-                  <td>{k.revoked ? <span class="badge badge-failed">Revoked</span> : <span class="badge badge-completed">Active</span>}</td>
+                  <td data-label="Status">{k.revoked ? <span class="badge badge-failed">Revoked</span> : <span class="badge badge-completed">Active</span>}</td>
                   <td class="actions">
                     {!k.revoked && (
                       <>
