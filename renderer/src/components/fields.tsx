@@ -33,29 +33,42 @@ export interface TextFieldProps extends Common {
   placeholder?: string;
   min?: number;
   max?: number;
+  step?: number | 'any';
+  /** A unit shown after the value (the label names it too, for screen readers). */
+  unit?: string;
   autoFocus?: boolean;
   autoComplete?: string;
 }
 
-export function TextField({ label, hint, error, value, onInput, type = 'text', autoFocus, autoComplete = 'off', ...rest }: TextFieldProps) {
+export function TextField({ label, hint, error, value, onInput, type = 'text', unit, autoFocus, autoComplete = 'off', ...rest }: TextFieldProps) {
   const id = useId();
   const describedBy = error || hint ? `${id}-d` : undefined;
+  const input = (
+    <input
+      id={id}
+      // Preact's typings split <input> by type; this component accepts only text-like types.
+      type={type as 'text'}
+      value={value}
+      onInput={(e) => onInput(e.currentTarget.value)}
+      aria-invalid={error ? 'true' : undefined}
+      aria-describedby={describedBy}
+      autofocus={autoFocus}
+      autoComplete={autoComplete}
+      spellcheck={false}
+      {...rest}
+    />
+  );
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input
-        id={id}
-        // Preact's typings split <input> by type; this component accepts only text-like types.
-        type={type as 'text'}
-        value={value}
-        onInput={(e) => onInput(e.currentTarget.value)}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={describedBy}
-        autofocus={autoFocus}
-        autoComplete={autoComplete}
-        spellcheck={false}
-        {...rest}
-      />
+      {unit ? (
+        <div class="input-unit">
+          {input}
+          <span aria-hidden="true">{unit}</span>
+        </div>
+      ) : (
+        input
+      )}
       <Describe id={`${id}-d`} hint={hint} error={error} />
     </div>
   );

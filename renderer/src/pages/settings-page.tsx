@@ -23,14 +23,53 @@ type NumberField = (typeof NUMBER_FIELDS)[number];
 const ALL_FIELDS = [...NUMBER_FIELDS, 'egress_allow', 'egress_deny_lan', 'public_base_url'] as const;
 type FieldName = (typeof ALL_FIELDS)[number];
 
-const NUMBER_INFO: Record<NumberField, { label: string; hint: string; min: number }> = {
+/**
+ * Each number as the form shows it. The time-outs are typed in seconds and sent in the
+ * milliseconds the admin API keeps; their range is the API's (server/api/schemas/admin.ts), the
+ * other bounds the server checks alone and explains in its 400.
+ */
+const NUMBER_INFO: Record<NumberField, { label: string; hint: string; min: number; max?: number; perUnit?: number }> = {
   concurrency: { label: 'Captures at once', hint: 'About the number of CPU cores; each capture keeps one core busy.', min: 1 },
   queue_limit: { label: 'Queue limit', hint: 'Jobs waiting or running before new requests get 503.', min: 1 },
-  navigation_timeout_ms: { label: 'Page load time-out (ms)', hint: 'A page that has not loaded by then fails its job.', min: 1000 },
-  capture_timeout_ms: { label: 'Capture time-out (ms)', hint: 'Time allowed to take and store the image after loading.', min: 1000 },
+  navigation_timeout_ms: {
+    label: 'Page load time-out (s)',
+    hint: 'A page that has not loaded by then fails its job. 1 to 300 seconds.',
+    min: 1,
+    max: 300,
+    perUnit: 1000,
+  },
+  capture_timeout_ms: {
+    label: 'Capture time-out (s)',
+    hint: 'Time allowed to take and store the image after loading. 1 to 300 seconds.',
+    min: 1,
+    max: 300,
+    perUnit: 1000,
+  },
   retention_days: { label: 'Keep images for (days)', hint: 'Images and page HTML are deleted after this; the job history stays.', min: 1 },
   full_page_max_height: { label: 'Full-page height cap (px)', hint: 'Longer pages are cut at this height.', min: 1000 },
 };
+
+/** The form's text for a number the API holds: a time-out in ms becomes seconds ("1.5"). */
+function shownNumber(field: NumberField, value: number): string {
+  const perUnit = NUMBER_INFO[field].perUnit ?? 1;
+  return String(value / perUnit);
+}
+
+/** The API's value for the form's text, or why it cannot be one. */
+function parseNumber(field: NumberField, raw: string): number | { error: string } {
+  const { min, max, perUnit } = NUMBER_INFO[field];
+  const text = raw.trim();
+  if (perUnit) {
+    // Seconds to the millisecond: at most three decimals.
+    const seconds = Number(text);
+    if (!/^\d+(\.\d{1,3})?$/.test(text) || seconds < min || seconds > max!) {
+      return { error: `Enter a number of seconds from ${min} to ${max} (e.g. 30 or 1.5).` };
+    }
+    return Math.round(seconds * perUnit);
+  }
+  if (!/^\d+$/.test(text) || Number(text) < min) return { error: `Enter a whole number of at least ${min}.` };
+  return Number(text);
+}
 
 export function SettingsPage() {
   const settings = useResource((signal) => api<Settings>('/admin/api/settings', { signal }), []);
@@ -46,7 +85,7 @@ export function SettingsPage() {
 
 function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Settings) => void }) {
   const notify = useToast();
-  const [numbers, setNumbers] = useState(() => Object.fromEntries(NUMBER_FIELDS.map((f) => [f, String(initial[f])])) as Record<NumberField, string>);
+  const [numbers, setNumbers] = useState(() => Object.fromEntries(NUMBER_FIELDS.map((f) => [f, shownNumber(f, initial[f])])) as Record<NumberField, string>);
   const egress = useListEditor(initial.egress_allow, whitelistEntryError);
   const [denyLan, setDenyLan] = useState(initial.egress_deny_lan);
   const [baseUrl, setBaseUrl] = useState(initial.public_base_url ?? '');
@@ -58,9 +97,9 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
     const found: typeof errors = {};
     const parsed = {} as Record<NumberField, number>;
     for (const f of NUMBER_FIELDS) {
-      const text = numbers[f].trim();
-      if (!/^\d+$/.test(text) || Number(text) < NUMBER_INFO[f].min) found[f] = `Enter a whole number of at least ${NUMBER_INFO[f].min}.`;
-      else parsed[f] = Number(text);
+      const value = parseNumber(f, numbers[f]);
+      if (typeof value === 'number') parsed[f] = value;
+      else found[f] = value.error;
     }
     const url = baseUrl.trim();
     if (url !== '' && !/^https?:\/\/[^/\s]+/i.test(url)) found.public_base_url = 'Enter an address such as https://shots.example.com, or leave it empty.';
@@ -94,6 +133,9 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
               label={NUMBER_INFO[f].label}
               type="number"
               min={NUMBER_INFO[f].min}
+              max={NUMBER_INFO[f].max}
+              step={NUMBER_INFO[f].perUnit ? 'any' : undefined}
+              unit={NUMBER_INFO[f].perUnit ? 's' : undefined}
               name={f}
               value={numbers[f]}
               onInput={(v) => setNumbers((n) => ({ ...n, [f]: v }))}
