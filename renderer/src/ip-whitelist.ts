@@ -51,7 +51,7 @@ export function whitelistEntryError(raw: string): string | null {
   const prefix = entry.slice(slash + 1);
   const max = v4 ? 32 : 128;
   if (!/^(0|[1-9]\d{0,2})$/.test(prefix) || Number(prefix) > max) {
-    return `The prefix length after “/” must be a whole number from 0 to ${max}.`;
+    return `In “${entry}”, the prefix length after “/” must be a whole number from 0 to ${max}.`;
   }
   return null;
 }

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useId, useState } from 'preact/hooks';
+import { useEffect, useId, useState } from 'preact/hooks';
 
 export interface ListEditorState {
   entries: string[];
@@ -18,21 +18,48 @@ export interface ListEditorState {
   commit: () => string[] | null;
 }
 
-/** The state of a list of checked text entries (IP whitelist, egress ranges). */
+/** How long typing pauses before the draft is checked, so a half-typed address is not called wrong. */
+const CHECK_AFTER_MS = 350;
+
+/** A draft may hold several entries, separated by commas, spaces or new lines (a pasted list). */
+function splitDraft(draft: string): string[] {
+  return draft.split(/[\s,;]+/).filter((e) => e !== '');
+}
+
+/**
+ * The state of a list of checked text entries (IP whitelist, egress ranges). The draft is checked
+ * as it is typed: once typing pauses, or at once while an error is shown, so the error names the
+ * wrong entry before anything is submitted and goes away as soon as it is fixed.
+ */
 export function useListEditor(initial: readonly string[], validate: (entry: string) => string | null): ListEditorState {
   const [entries, setEntries] = useState<string[]>([...initial]);
   const [draft, setDraftState] = useState('');
   const [error, setError] = useState<string | null>(null);
 
+  const draftError = (text: string): string | null => {
+    for (const entry of splitDraft(text)) {
+      const problem = validate(entry);
+      if (problem) return problem;
+    }
+    return null;
+  };
+
+  useEffect(() => {
+    if (draft.trim() === '') return undefined;
+    const timer = setTimeout(() => setError(draftError(draft)), CHECK_AFTER_MS);
+    return () => clearTimeout(timer);
+    // Only typing schedules a check; the validator is the same for the editor's whole life.
+  }, [draft]);
+
   const check = (): { next: string[]; ok: boolean } => {
-    const text = draft.trim();
-    if (text === '') return { next: entries, ok: true };
-    const problem = validate(text);
+    const problem = draftError(draft);
     if (problem) {
       setError(problem);
       return { next: entries, ok: false };
     }
-    return { next: entries.includes(text) ? entries : [...entries, text], ok: true };
+    const next = [...entries];
+    for (const entry of splitDraft(draft)) if (!next.includes(entry)) next.push(entry);
+    return { next, ok: true };
   };
 
   return {
@@ -41,7 +68,7 @@ export function useListEditor(initial: readonly string[], validate: (entry: stri
     error,
     setDraft: (text) => {
       setDraftState(text);
-      setError(null);
+      setError((shown) => (shown && text.trim() !== '' ? draftError(text) : null));
     },
     add: () => {
       if (draft.trim() === '') {
