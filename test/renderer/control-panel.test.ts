@@ -25,15 +25,32 @@ function ensurePanelBuilt(): void {
   });
 }
 
+/**
+ * The pictures the docs show, by the name the test gives them. `PANEL_DOCS=1 npx vitest run
+ * test/renderer/control-panel.test.ts` copies them to docs/img/; a run just to test leaves the
+ * tree as it was.
+ */
+const DOCS_IMG = path.resolve('docs/img');
+const DOCS_SHOTS: Record<string, string> = {
+  dashboard: 'panel-dashboard.png',
+  'key-created': 'panel-new-key.png',
+  'job-failed': 'panel-job-details.png',
+  'phone-jobs': 'panel-phone-jobs.png',
+};
+const COPY_TO_DOCS = process.env.PANEL_DOCS === '1';
+
 /** A full-page picture of what the user sees, without the passing toasts. */
 async function shoot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
+  const file = path.join(ARTIFACTS, `${name}.png`);
   await page.screenshot({
-    path: path.join(ARTIFACTS, `${name}.png`),
+    path: file,
     fullPage: true,
     animations: 'disabled',
     style: '.toasts { display: none !important; }',
   });
+  const docsName = DOCS_SHOTS[name];
+  if (COPY_TO_DOCS && docsName) await fsp.copyFile(file, path.join(DOCS_IMG, docsName));
 }
 
 describe('control panel', () => {
@@ -241,6 +258,31 @@ describe('control panel', () => {
     expect(await page.content()).not.toContain(secretKey);
   });
 
+  it('flags a wrong whitelist entry while it is typed, naming it, before anything is submitted', async () => {
+    await page.getByRole('button', { name: 'Edit key e2e client' }).click();
+    const dialog = page.getByRole('dialog', { name: /^Edit key/ });
+    const entry = dialog.getByLabel('Add an IP address or CIDR range');
+    const describedText = async () => dialog.locator(`[id="${await entry.getAttribute('aria-describedby')}"]`).textContent();
+
+    await entry.pressSequentially('10.0.0.300', { delay: 30 });
+    // Neither Enter nor Add nor Save: the pause in typing is enough.
+    await expect.poll(() => entry.getAttribute('aria-invalid')).toBe('true');
+    expect(await dialog.getByRole('alert').textContent()).toContain('“10.0.0.300” is not an IPv4 or IPv6 address');
+    expect(await describedText()).toContain('10.0.0.300');
+    // Fixing it clears the error at once.
+    await entry.press('Backspace');
+    await expect.poll(() => entry.getAttribute('aria-invalid')).toBe(null);
+    expect(await dialog.getByRole('alert').count()).toBe(0);
+
+    // A pasted list is checked entry by entry, and the wrong one is named.
+    await entry.fill('10.0.0.0/8, 192.168.1.0/24 172.16.0.0/40');
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('In “172.16.0.0/40”, the prefix length after “/” must be a whole number from 0 to 32');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    const keyId = (await adminApi(`/accounts/${(await adminApi('/accounts')).accounts[0].id}/keys`)).keys[0].id;
+    expect((await adminApi(`/keys/${keyId}`)).ip_whitelist).toEqual([]);
+  });
+
   it('refuses an invalid whitelist entry next to the field and saves a valid one', async () => {
     await page.getByRole('button', { name: 'Edit key e2e client' }).click();
     const dialog = page.getByRole('dialog', { name: /^Edit key/ });
@@ -286,7 +328,7 @@ describe('control panel', () => {
     const thumb = row.locator('img.thumb');
     await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 10_000 }).toBeGreaterThan(0);
     const job = await adminApi(`/jobs/${jobId}`);
-    expect(await thumb.getAttribute('src')).toBe(job.screenshot_url);
+    expect(await thumb.getAttribute('src')).toBe(job.thumbnail_url);
     expect(await row.textContent()).toContain(email);
     await shoot(page, 'jobs');
   });
@@ -328,11 +370,25 @@ describe('control panel', () => {
     expect(await retention.getAttribute('aria-invalid')).toBe('true');
 
     await retention.fill('14');
+    // Time-outs are typed in seconds and kept by the API in milliseconds, within its 1–300 s.
+    const pageLoad = page.getByLabel('Page load time-out (s)');
+    const capture = page.getByLabel('Capture time-out (s)');
+    const before = await adminApi('/settings');
+    expect(await pageLoad.inputValue()).toBe(String(before.navigation_timeout_ms / 1000));
+    expect(await capture.inputValue()).toBe(String(before.capture_timeout_ms / 1000));
+    await capture.fill('301');
+    await save.click();
+    await expect.poll(() => errorOf(capture)).toBe('Enter a number of seconds from 1 to 300 (e.g. 30 or 1.5).');
+    expect(await capture.getAttribute('aria-invalid')).toBe('true');
+    expect((await adminApi('/settings')).capture_timeout_ms).toBe(before.capture_timeout_ms);
+    await capture.fill('45.5');
     // Short, so the hanging page of the next test fails soon.
-    await page.getByLabel('Page load time-out (ms)').fill('6000');
+    await pageLoad.fill('6');
     await save.click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Settings saved');
-    expect(await adminApi('/settings')).toMatchObject({ retention_days: 14, navigation_timeout_ms: 6000, concurrency: 2 });
+    expect(await adminApi('/settings')).toMatchObject({ retention_days: 14, navigation_timeout_ms: 6000, capture_timeout_ms: 45_500, concurrency: 2 });
+    expect(await pageLoad.inputValue()).toBe('6');
+    expect(await capture.inputValue()).toBe('45.5');
     // The test server's --egress-allow range is shown read-only and is not saved with the form.
     expect(await page.getByRole('list', { name: 'Ranges allowed at start' }).textContent()).toContain('127.0.0.1');
     expect(await adminApi('/settings')).toMatchObject({ egress_allow: [], egress_allow_command_line: ['127.0.0.1'] });
@@ -414,5 +470,134 @@ describe('control panel', () => {
     const res = await v1('POST', '/screenshot', { url: `${fixture.url}/small.html` });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: string }).error).toBe('Unauthorized');
+  });
+
+  it('explains on the accounts page why an account on the Basic plan cannot use the API', async () => {
+    await goTo('Accounts', 'Accounts');
+    await page.getByRole('button', { name: 'New account' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New account' });
+    await dialog.getByLabel('E-mail', { exact: true }).fill('basic@example.test');
+    await dialog.getByLabel('E-mail address verified').check();
+    await dialog.getByLabel('Plan').selectOption('basic');
+    const reason = 'Basic: the API refuses this account’s keys with 403 “Access denied”.';
+    expect(await dialog.locator(`[id="${await dialog.getByLabel('Plan').getAttribute('aria-describedby')}"]`).textContent()).toBe(reason);
+    await dialog.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+
+    const basicRow = page.getByRole('row', { name: /basic@example\.test/ });
+    await expect.poll(() => basicRow.textContent()).toContain(reason);
+    expect(await page.getByRole('row', { name: new RegExp(email) }).textContent()).not.toContain('refuses');
+    await shoot(page, 'accounts-basic');
+
+    // What the panel says is what the API does.
+    const basic = (await adminApi('/accounts')).accounts.find((a: { email: string }) => a.email === 'basic@example.test');
+    const created = await fetch(`${srv.url}/admin/api/accounts/${basic.id}/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${srv.adminToken}`, 'content-type': 'application/json', 'x-requested-with': 'screenshot-appliance' },
+      body: JSON.stringify({ name: 'basic client' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    const res = await fetch(`${srv.url}/v1/usage`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(10_000) });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: string }).error).toBe('Access denied');
+  });
+
+  describe('at phone width (390×844)', () => {
+    let phone: BrowserContext;
+    let small: Page;
+    /** How far the page, the tables and any open dialog scroll sideways, and what sticks out. */
+    const overflow = () =>
+      small.evaluate(() => {
+        const sticking = [...document.querySelectorAll<HTMLElement>('body *')]
+          .filter((el) => el.getBoundingClientRect().right > innerWidth + 0.5 && el.closest('.table-wrap, .visually-hidden') === null)
+          .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+        const scrolling = [...document.querySelectorAll<HTMLElement>('.table-wrap, dialog[open]')]
+          .filter((el) => el.scrollWidth > el.clientWidth)
+          .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+        return { page: document.documentElement.scrollWidth - innerWidth, sticking: sticking.slice(0, 5), scrolling };
+      });
+
+    beforeAll(async () => {
+      phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'light' });
+      phone.setDefaultTimeout(15_000);
+      small = await phone.newPage();
+    });
+
+    afterAll(async () => {
+      await phone?.close();
+    });
+
+    it('collapses the navigation behind a menu button that the mouse and the keyboard open and close', async () => {
+      await small.goto(srv.adminUrl);
+      await expect.poll(() => small.getByRole('heading', { level: 1, name: 'Dashboard' }).isVisible()).toBe(true);
+      const menu = small.getByRole('button', { name: 'Menu' });
+      const link = small.getByRole('navigation', { name: 'Control panel' }).getByRole('link', { name: 'Jobs' });
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await link.isVisible()).toBe(false);
+
+      await menu.click();
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await expect.poll(() => link.isVisible()).toBe(true);
+      await shoot(small, 'phone-menu');
+      await link.click();
+      await expect.poll(() => small.getByRole('heading', { level: 1, name: 'Jobs' }).isVisible()).toBe(true);
+      // Choosing a page folds the menu away again.
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await link.isVisible()).toBe(false);
+
+      await menu.focus();
+      await small.keyboard.press('Enter');
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await small.keyboard.press('Tab');
+      expect(await small.evaluate(() => document.activeElement?.textContent)).toBe('Dashboard');
+      await small.keyboard.press('Escape');
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.evaluate((el) => el === document.activeElement)).toBe(true);
+      await small.keyboard.press('Space');
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await small.keyboard.press('Space');
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    });
+
+    it('scrolls no page sideways, nor the tables, and fits the job list into the width', async () => {
+      const pages = [
+        ['', 'Dashboard', '.stats'],
+        ['jobs', 'Jobs', 'tr[data-job-id]'],
+        ['accounts', 'Accounts', 'tbody tr'],
+        ['keys', 'API keys', 'tbody tr'],
+        ['settings', 'Settings', 'form.settings'],
+      ] as const;
+      for (const [route, title, loaded] of pages) {
+        await small.goto(`${srv.url}/admin/#/${route}`);
+        await expect.poll(() => small.getByRole('heading', { level: 1, name: title }).isVisible()).toBe(true);
+        await small.locator(loaded).first().waitFor();
+        expect({ title, ...(await overflow()) }).toEqual({ title, page: expect.any(Number), sticking: [], scrolling: [] });
+        expect(await small.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+        await shoot(small, `phone-${route || 'dashboard'}`);
+      }
+    });
+
+    it('fits the job details and the key dialogs into the width', async () => {
+      await small.goto(`${srv.url}/admin/#/jobs?job=${encodeURIComponent(jobId)}`);
+      const details = small.getByRole('dialog', { name: 'Job details' });
+      await expect.poll(() => details.getByRole('link', { name: 'Open image' }).isVisible()).toBe(true);
+      expect(await overflow()).toEqual({ page: expect.any(Number), sticking: [], scrolling: [] });
+      await shoot(small, 'phone-job-details');
+      await small.keyboard.press('Escape');
+      await expect.poll(() => details.isVisible()).toBe(false);
+
+      await small.goto(`${srv.url}/admin/#/keys`);
+      await small.getByRole('button', { name: 'New key' }).click();
+      const form = small.getByRole('dialog', { name: /^New key for/ });
+      await form.getByLabel('Add an IP address or CIDR range').fill('2001:db8:1234:5678:9abc:def0:1234:5678/128');
+      await form.getByRole('button', { name: 'Add', exact: true }).click();
+      await expect.poll(() => form.getByRole('button', { name: /^Remove 2001:db8/ }).isVisible()).toBe(true);
+      expect(await overflow()).toEqual({ page: expect.any(Number), sticking: [], scrolling: [] });
+      await shoot(small, 'phone-key-dialog');
+      await form.getByRole('button', { name: 'Cancel' }).click();
+      await expect.poll(() => form.isVisible()).toBe(false);
+    });
   });
 });
