@@ -187,17 +187,32 @@ export function pageFacts(): PageFacts {
 
 /**
  * Renders content the page lets the browser skip while off screen (`content-visibility: auto`,
- * as documentation sites use): such sections keep a placeholder size until scrolled near and
- * are not painted in a full-page capture, which then measures the placeholders' height and
- * shows blank screens below the first ones. Made visible, they lay out at their real size
- * before the page is scrolled and measured. Returns whether the page used it.
+ * as documentation sites use): such sections keep their placeholder size
+ * (`contain-intrinsic-size`) until scrolled near and are not painted in a full-page capture,
+ * which then measures the placeholders' height and shows blank screens below the first ones.
+ * Each element whose computed value is `auto`, in the document and its open shadow roots, is
+ * made `visible`, so it lays out at its real size before the page is scrolled and measured;
+ * `hidden` content stays hidden. The override is a paused Web Animation, not a style sheet or
+ * a style attribute, so the document's markup (the job's page source) is left as the page made
+ * it; an element whose `auto` is `!important` (which outranks animations) gets an inline
+ * `!important` instead. Returns how many elements were made visible.
  */
-export function renderSkippedContent(): boolean {
-  const uses = Array.from(document.querySelectorAll('*')).some((element) => getComputedStyle(element).contentVisibility === 'auto');
-  if (!uses) return false;
-  const style = document.createElement('style');
-  style.textContent = '* { content-visibility: visible !important; }';
-  (document.head ?? document.documentElement).appendChild(style);
-  void document.documentElement.getBoundingClientRect();
-  return true;
+export function renderSkippedContent(): number {
+  const isAuto = (element: Element) => getComputedStyle(element).contentVisibility === 'auto';
+  const found: Element[] = [];
+  const roots: Array<Document | ShadowRoot> = [document];
+  for (let root = roots.pop(); root; root = roots.pop()) {
+    for (const element of Array.from(root.querySelectorAll('*'))) {
+      if (isAuto(element)) found.push(element);
+      if (element.shadowRoot) roots.push(element.shadowRoot);
+    }
+  }
+  for (const element of found) {
+    if (typeof element.animate === 'function') {
+      const visible = { contentVisibility: 'visible' } as Keyframe;
+      element.animate([visible, visible], { duration: 1e12, fill: 'both' }).pause();
+    }
+    if (isAuto(element) && (element instanceof HTMLElement || element instanceof SVGElement)) element.style.setProperty('content-visibility', 'visible', 'important');
+  }
+  return found.length;
 }

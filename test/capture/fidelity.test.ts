@@ -5,7 +5,7 @@ import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureResult } from '../../server/capture/engine.js';
 import { PRESETS } from '../../server/capture/presets.js';
-import { SECTION_COLOURS, SECTION_HEIGHT } from '../fixtures/fidelity-pages.js';
+import { CELL_GAP, CELL_HEIGHT, CELL_LEFT, ROW_STEP, SCRIPT_ROWS, SECTION_COLOURS, SECTION_HEIGHT } from '../fixtures/fidelity-pages.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureRequest } from './conformance-cases.js';
 
@@ -65,32 +65,56 @@ describe('capture fidelity on real pages', () => {
   it('renders content-visibility: auto sections before measuring a full page: the real height, every section painted', async () => {
     const result = await engine.capture(captureRequest(fixture.url, '/fidelity/content-visibility.html', { fullPage: true }));
     const image = await raw(result);
+    // 12 sections of 1000 px; their 3000 px placeholders would make 36,000 px, cut at the cap.
     expect(result.truncated).toBe(false);
     expect(image.height).toBe(SECTION_COLOURS.length * SECTION_HEIGHT);
     SECTION_COLOURS.forEach((_, i) => {
-      const y = i * SECTION_HEIGHT + SECTION_HEIGHT / 2;
-      expect(near(rgbAt(image, 1000, y), hsl(i * 30)), `section ${i + 1} at y=${y} is ${rgbAt(image, 1000, y).join(',')}`).toBe(true);
+      for (const y of [i * SECTION_HEIGHT + SECTION_HEIGHT / 2, (i + 1) * SECTION_HEIGHT - 1]) {
+        expect(near(rgbAt(image, 1000, y), hsl(i * 30)), `section ${i + 1} at y=${y} is ${rgbAt(image, 1000, y).join(',')}`).toBe(true);
+      }
+      // The section's heading is painted: dark text over the colour at its top left.
+      const heading = crop(image, 20, i * SECTION_HEIGHT + 20, 200, 50);
+      expect(heading.some((v) => v < 60), `section ${i + 1} shows its heading`).toBe(true);
     });
   });
 
-  it('renders Japanese, Chinese, Korean and Arabic as different glyphs, and the emoji in colour', async () => {
+  it('keeps content-visibility: hidden content hidden, and leaves the page source as the page made it', async () => {
+    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/content-visibility.html', { fullPage: true }));
+    const image = await raw(result);
+    // The hidden block is 500 px of grey: it would add to the height and show between sections 6 and 7.
+    expect(image.height).toBe(SECTION_COLOURS.length * SECTION_HEIGHT);
+    for (let y = 0; y < image.height; y += 50) expect(near(rgbAt(image, 1000, y), [128, 128, 128]), `grey at y=${y}`).toBe(false);
+    // Only the section whose auto is !important (which outranks the override) carries an inline one.
+    expect(result.html?.match(/content-visibility: visible/g) ?? []).toHaveLength(1);
+    expect(result.html).not.toMatch(/<style>[^<]*visible/);
+  });
+
+  it('renders Japanese, Chinese, Korean and Arabic as different glyphs, and emoji in colour', async () => {
     const result = await engine.capture(captureRequest(fixture.url, '/fidelity/scripts.html'));
     const image = await raw(result);
-    const boxes = ['ja', 'zh', 'ko', 'ar'].map((_, i) => crop(image, 20, i * 120, 600, 110));
-    // Each box has ink, and no two render alike (missing glyphs would be identical tofu boxes).
-    for (const box of boxes) expect(box.some((v) => v < 128)).toBe(true);
-    // The first two glyphs of each line, side by side, differ too.
-    const firstGlyphs = [0, 1, 2, 3].map((i) => [crop(image, 20, i * 120 + 5, 80, 100), crop(image, 100, i * 120 + 5, 80, 100)]);
-    for (const [a, b] of firstGlyphs) expect(a!.equals(b!)).toBe(false);
-    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) expect(boxes[i]!.equals(boxes[j]!)).toBe(false);
-    // The emoji: saturated pixels (a monochrome outline has none).
-    const emoji = crop(image, 20, 480, 120, 110);
-    let coloured = 0;
-    for (let p = 0; p < emoji.length; p += 3) {
-      const [r, g, b] = [emoji[p]!, emoji[p + 1]!, emoji[p + 2]!];
-      if (Math.max(r, g, b) - Math.min(r, g, b) > 80) coloured++;
+    const cells = SCRIPT_ROWS.flatMap(({ lang, cells: glyphs, cellWidth }, row) =>
+      glyphs.map((glyph, i) => ({
+        name: `${lang} ${glyph}`,
+        pixels: crop(image, CELL_LEFT + i * (cellWidth + CELL_GAP), row * ROW_STEP, cellWidth, CELL_HEIGHT),
+      })),
+    );
+    // Every cell has ink, and no two cells render alike: glyphs missing from the fonts would all
+    // be drawn as the same empty box.
+    for (const cell of cells) expect(cell.pixels.some((v) => v < 128), `${cell.name} has ink`).toBe(true);
+    for (let i = 0; i < cells.length; i++) {
+      for (let j = i + 1; j < cells.length; j++) {
+        expect(cells[i]!.pixels.equals(cells[j]!.pixels), `${cells[i]!.name} and ${cells[j]!.name} differ`).toBe(false);
+      }
     }
-    expect(coloured).toBeGreaterThan(500);
+    // Emoji: saturated pixels (a monochrome outline has none).
+    for (const cell of cells.filter(({ name }) => name.startsWith('en '))) {
+      let coloured = 0;
+      for (let p = 0; p < cell.pixels.length; p += 3) {
+        const [r, g, b] = [cell.pixels[p]!, cell.pixels[p + 1]!, cell.pixels[p + 2]!];
+        if (Math.max(r, g, b) - Math.min(r, g, b) > 80) coloured++;
+      }
+      expect(coloured, `${cell.name} is in colour`).toBeGreaterThan(1_000);
+    }
   });
 
   it('cuts a WebP full page at 16383 image pixels (5461 CSS px on mobile) and says so', async () => {
@@ -98,10 +122,12 @@ describe('capture fidelity on real pages', () => {
       captureRequest(fixture.url, '/tall.html?h=9000', { preset: PRESETS.mobile, fullPage: true, format: 'webp' }),
     );
     expect(result.truncated).toBe(true);
-    expect(result.height).toBeLessThanOrEqual(16_383);
-    expect(result.height).toBeGreaterThan(16_300);
+    expect([result.width, result.height]).toEqual([1170, 16_383]);
     const image = await raw(result);
-    expect(rgbAt(image, 600, image.height - 2).some((v) => v < 240), 'the bottom row is painted').toBe(true);
+    expect([image.width, image.height]).toEqual([1170, 16_383]);
+    // The bottom row is the page's (its 11th band, a gradient with text), not blank.
+    const bottom = crop(image, 0, image.height - 1, image.width, 1);
+    expect(bottom.some((v) => v < 200), 'the bottom row is painted').toBe(true);
   });
 
   it('loads every lazy image (native and script-driven) before taking a full page', async () => {
@@ -121,11 +147,16 @@ describe('capture fidelity on real pages', () => {
     }
   });
 
-  it('takes an infinite-scroll page down to the height cap, with content all the way', async () => {
-    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/infinite.html', { fullPage: true, maxHeight: 8_000 }));
+  it.each(['scroll', 'observer'])('takes an endless feed (%s) down to the height cap, with content all the way', async (via) => {
+    const result = await engine.capture(captureRequest(fixture.url, `/fidelity/infinite.html?via=${via}`, { fullPage: true }));
     const image = await raw(result);
     expect(result.truncated).toBe(true);
-    expect(image.height).toBe(8_000);
-    for (const y of [500, 4_500, 7_990]) expect(rgbAt(image, 1000, y).some((v) => v < 240), `content at y=${y}`).toBe(true);
+    expect(image.height).toBe(16_384);
+    // Every 1000 px block is a saturated colour; blank page would be white.
+    for (let y = 0; y < image.height; y += 250) {
+      const [r, g, b] = rgbAt(image, 1000, y);
+      expect(Math.max(r, g, b) - Math.min(r, g, b), `content at y=${y}: ${[r, g, b].join(',')}`).toBeGreaterThan(80);
+    }
+    expect(rgbAt(image, 1000, image.height - 1).some((v) => v < 200), 'the bottom row is painted').toBe(true);
   });
 });
