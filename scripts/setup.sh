@@ -12,28 +12,23 @@ have_chromium() {
   return 1
 }
 
-if ! have_chromium; then
-  echo "Installing Chromium from the distribution's packages..."
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
-fi
-
-# Fonts a screenshot service needs for real pages: CJK, Arabic and the other scripts (Noto),
-# colour emoji, and metric-compatible Arial/Times/Courier (Liberation). Installed when missing,
-# whether or not Chromium was already there.
-fonts=(fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation)
-missing_fonts=()
-for f in "${fonts[@]}"; do
-  dpkg -s "$f" >/dev/null 2>&1 || missing_fonts+=("$f")
+# What the distribution must provide: Chromium when none is found, and the fonts real pages need,
+# whether or not Chromium was already there: CJK, Arabic and the other scripts (Noto), colour
+# emoji, and metric-compatible Arial/Times/Courier (Liberation). Without them such text is
+# captured as empty boxes and emoji in black and white.
+missing=()
+have_chromium || missing+=(chromium fonts-dejavu-core)
+for f in fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation; do
+  # dpkg -s also answers for a package removed with its configuration left: read its status.
+  status=$(dpkg -s "$f" 2>/dev/null || true)
+  [[ "$status" == *"Status: install ok installed"* ]] || missing+=("$f")
 done
-if [ "${#missing_fonts[@]}" -gt 0 ]; then
-  echo "Installing fonts: ${missing_fonts[*]}..."
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "Installing from the distribution's packages: ${missing[*]}..."
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing_fonts[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node.js 20.19 or newer is needed, found "+process.versions.node); process.exit(1) }'
