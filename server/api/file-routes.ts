@@ -2,6 +2,7 @@ import fs from 'node:fs';
 
 import type Router from '@koa/router';
 import ipaddr from 'ipaddr.js';
+import type { Context } from 'koa';
 
 import { clientAddress } from '../auth/client-address.js';
 import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
@@ -47,13 +48,7 @@ export function rateKey(address: string): string {
 export function fileRoutes(deps: FileRouteDeps): Router {
   const router = exactRouter();
   router.get('/v1/files/:name', async (ctx) => {
-    const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
-    const wait = deps.fileRateLimiter.take(client);
-    if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
-    const name = ctx.params.name;
-    if (!FILE_NAME.test(name)) throw notFound('No such file');
-    const job = await deps.jobs.findByImage(name);
-    if (!job || job.expired) throw notFound('No such file; screenshots are removed after the retention period');
+    const { name, maxAge } = await capability(ctx, deps, 'file');
     const file = deps.files.imagePath(name);
     let stat: fs.Stats;
     try {
@@ -62,8 +57,6 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       throw notFound('No such file');
     }
     const etag = `"${name.slice(0, 24)}-${stat.size.toString(36)}"`;
-    const expiresAt = (job.completed_at ?? job.created_at) + deps.settings.get().retention_days * 86_400_000;
-    const maxAge = Math.max(0, Math.floor((expiresAt - deps.clock.now()) / 1000));
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', `private, max-age=${maxAge}, immutable`);
     ctx.set('Last-Modified', stat.mtime.toUTCString());
@@ -79,21 +72,30 @@ export function fileRoutes(deps: FileRouteDeps): Router {
 
   // The thumbnail of an image, under the same capability name (the job list's small pictures).
   router.get('/v1/files/:name/thumbnail', async (ctx) => {
-    const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
-    const wait = deps.fileRateLimiter.take(client);
-    if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
-    const name = ctx.params.name;
-    if (!FILE_NAME.test(name) || name.endsWith('.pdf')) throw notFound('No such thumbnail');
-    const job = await deps.jobs.findByImage(name);
-    if (!job || job.expired) throw notFound('No such thumbnail; screenshots are removed after the retention period');
+    const { name, maxAge } = await capability(ctx, deps, 'thumbnail');
     const thumbnail = await deps.files.readThumbnail(name);
     if (!thumbnail) throw notFound('No such thumbnail');
-    const expiresAt = (job.completed_at ?? job.created_at) + deps.settings.get().retention_days * 86_400_000;
-    const maxAge = Math.max(0, Math.floor((expiresAt - deps.clock.now()) / 1000));
     ctx.set('Cache-Control', `private, max-age=${maxAge}, immutable`);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.type = 'image/webp';
     ctx.body = thumbnail;
   });
   return router;
+}
+
+/**
+ * What both file routes check before serving: the client's rate, a well-formed name (a PDF has
+ * no thumbnail), a job that holds the image and has not expired. Returns the name and the
+ * seconds a client may cache the answer: until the retention period ends.
+ */
+async function capability(ctx: Context, deps: FileRouteDeps, what: 'file' | 'thumbnail'): Promise<{ name: string; maxAge: number }> {
+  const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
+  const wait = deps.fileRateLimiter.take(client);
+  if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
+  const name = String(ctx.params.name);
+  if (!FILE_NAME.test(name) || (what === 'thumbnail' && name.endsWith('.pdf'))) throw notFound(`No such ${what}`);
+  const job = await deps.jobs.findByImage(name);
+  if (!job || job.expired) throw notFound(`No such ${what}; screenshots are removed after the retention period`);
+  const expiresAt = (job.completed_at ?? job.created_at) + deps.settings.get().retention_days * 86_400_000;
+  return { name, maxAge: Math.max(0, Math.floor((expiresAt - deps.clock.now()) / 1000)) };
 }
