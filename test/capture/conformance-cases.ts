@@ -71,7 +71,8 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function rejection(work: Promise<unknown>): Promise<Error> {
+/** The error `work` fails with; an assertion error when it succeeds. */
+export async function rejection(work: Promise<unknown>): Promise<Error> {
   try {
     await work;
   } catch (err) {

@@ -1,12 +1,10 @@
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureResult } from '../../server/capture/engine.js';
 import { PRESETS } from '../../server/capture/presets.js';
 import { CELL_GAP, CELL_HEIGHT, CELL_LEFT, ROW_STEP, SCRIPT_ROWS, SECTION_COLOURS, SECTION_HEIGHT } from '../fixtures/fidelity-pages.js';
-import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureRequest } from './conformance-cases.js';
 
 // Real pages captured right: content-visibility, scripts other than Latin and colour emoji,
@@ -48,22 +46,10 @@ function hsl(h: number): [number, number, number] {
 const near = (a: number[], b: number[], tolerance = 10) => a.every((v, i) => Math.abs(v - b[i]!) <= tolerance);
 
 describe('capture fidelity on real pages', () => {
-  let fixture: FixtureServer;
-  let engine: ChromiumEngine;
-
-  beforeAll(async () => {
-    fixture = await startFixtureServer();
-    engine = new ChromiumEngine({ executablePath: findChromium(process.env.CHROMIUM_PATH) });
-    await engine.start();
-  }, 60_000);
-
-  afterAll(async () => {
-    await engine?.close();
-    await fixture?.close();
-  });
+  const setup = engineWithFixtures();
 
   it('renders content-visibility: auto sections before measuring a full page: the real height, every section painted', async () => {
-    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/content-visibility.html', { fullPage: true }));
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/fidelity/content-visibility.html', { fullPage: true }));
     const image = await raw(result);
     // 12 sections of 1000 px; their 3000 px placeholders would make 36,000 px, cut at the cap.
     expect(result.truncated).toBe(false);
@@ -79,7 +65,7 @@ describe('capture fidelity on real pages', () => {
   });
 
   it('keeps content-visibility: hidden content hidden, and leaves the page source as the page made it', async () => {
-    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/content-visibility.html', { fullPage: true }));
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/fidelity/content-visibility.html', { fullPage: true }));
     const image = await raw(result);
     // The hidden block is 500 px of grey: it would add to the height and show between sections 6 and 7.
     expect(image.height).toBe(SECTION_COLOURS.length * SECTION_HEIGHT);
@@ -90,7 +76,7 @@ describe('capture fidelity on real pages', () => {
   });
 
   it('renders Japanese, Chinese, Korean and Arabic as different glyphs, and emoji in colour', async () => {
-    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/scripts.html'));
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/fidelity/scripts.html'));
     const image = await raw(result);
     const cells = SCRIPT_ROWS.flatMap(({ lang, cells: glyphs, cellWidth }, row) =>
       glyphs.map((glyph, i) => ({
@@ -118,8 +104,8 @@ describe('capture fidelity on real pages', () => {
   });
 
   it('cuts a WebP full page at 16383 image pixels (5461 CSS px on mobile) and says so', async () => {
-    const result = await engine.capture(
-      captureRequest(fixture.url, '/tall.html?h=9000', { preset: PRESETS.mobile, fullPage: true, format: 'webp' }),
+    const result = await setup.engine.capture(
+      captureRequest(setup.fixture.url, '/tall.html?h=9000', { preset: PRESETS.mobile, fullPage: true, format: 'webp' }),
     );
     expect(result.truncated).toBe(true);
     expect([result.width, result.height]).toEqual([1170, 16_383]);
@@ -131,7 +117,7 @@ describe('capture fidelity on real pages', () => {
   });
 
   it('loads every lazy image (native and script-driven) before taking a full page', async () => {
-    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/lazy-images.html', { fullPage: true }));
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/fidelity/lazy-images.html', { fullPage: true }));
     const image = await raw(result);
     expect(image.height).toBe(16_000);
     for (let i = 0; i < 40; i++) {
@@ -140,7 +126,7 @@ describe('capture fidelity on real pages', () => {
   });
 
   it('loads every loading=lazy frame before taking a full page', async () => {
-    const result = await engine.capture(captureRequest(fixture.url, '/fidelity/lazy-frames.html', { fullPage: true }));
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/fidelity/lazy-frames.html', { fullPage: true }));
     const image = await raw(result);
     for (let i = 0; i < 6; i++) {
       expect(near(rgbAt(image, 150, i * 2000 + 150), [0, 255, 0]), `frame ${i}: ${rgbAt(image, 150, i * 2000 + 150).join(',')}`).toBe(true);
@@ -148,7 +134,7 @@ describe('capture fidelity on real pages', () => {
   });
 
   it.each(['scroll', 'observer'])('takes an endless feed (%s) down to the height cap, with content all the way', async (via) => {
-    const result = await engine.capture(captureRequest(fixture.url, `/fidelity/infinite.html?via=${via}`, { fullPage: true }));
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, `/fidelity/infinite.html?via=${via}`, { fullPage: true }));
     const image = await raw(result);
     expect(result.truncated).toBe(true);
     expect(image.height).toBe(16_384);

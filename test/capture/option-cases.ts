@@ -10,7 +10,7 @@ import type { CaptureOptions } from '../../server/capture/capture-options.js';
 import type { CaptureRequest, CaptureResult } from '../../server/capture/engine.js';
 import { PRESETS } from '../../server/capture/presets.js';
 import { BASIC_CREDENTIALS, optionHeadersSeen } from '../fixtures/option-pages.js';
-import { captureRequest, type ConformanceCase } from './conformance-cases.js';
+import { captureRequest, type ConformanceCase, rejection } from './conformance-cases.js';
 
 type Rgb = [number, number, number];
 const RED: Rgb = [255, 0, 0];
@@ -41,15 +41,6 @@ async function assertAll(result: CaptureResult, expected: Rgb, what: string): Pr
       assert.fail(`${what}: pixel (${p % info.width}, ${Math.floor(p / info.width)}) is rgb(${got.join(',')})`);
     }
   }
-}
-
-async function rejection(work: Promise<unknown>): Promise<Error> {
-  try {
-    await work;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new assert.AssertionError({ message: 'expected the capture to fail, but it succeeded' });
 }
 
 const withOptions = (fixtureUrl: string, path: string, options: CaptureOptions, more: Partial<CaptureRequest> = {}) =>
