@@ -7,6 +7,7 @@ import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
 import { fileRoutes } from './api/file-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
+import { renderRoutes } from './api/render-routes.js';
 import { v1Routes } from './api/v1-routes.js';
 import { errorMiddleware } from './errors.js';
 import { metricsEndpoint } from './metrics/metrics-route.js';
@@ -81,6 +82,7 @@ export function createApp(services: Services): Koa {
   mount(app, fileRoutes(deps));
   mount(app, v1OpenApiRoutes(deps));
   mount(app, v1Routes(deps));
+  mount(app, renderRoutes(deps));
 
   const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
   app.use(

@@ -120,7 +120,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       dailyLimit: config.defaultDailyLimit,
       monthlyLimit: config.defaultMonthlyLimit,
     });
-    const keys = new ApiKeyService(stores.keys, clock);
+    const secrets = SecretBox.forDataDir(config.dataDir);
+    const keys = new ApiKeyService(stores.keys, clock, secrets);
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
     const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
@@ -132,8 +133,15 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       schedule: deps.webhookSchedule,
       log,
     });
-    const secrets = SecretBox.forDataDir(config.dataDir);
-    const ends = new JobEnds({ store: stores.jobs, log: log.child({ component: 'jobs' }), onEnded: countEnd(metrics, notifyJobEnded(webhooks, log)) });
+    const announceEnd = countEnd(metrics, notifyJobEnded(webhooks, log));
+    const ends = new JobEnds({
+      store: stores.jobs,
+      log: log.child({ component: 'jobs' }),
+      onEnded: (job) => {
+        announceEnd(job);
+        jobs.ended(job);
+      },
+    });
     const runner = new JobRunner({
       store: stores.jobs,
       files,

@@ -5,7 +5,7 @@ import bodyParser from 'koa-bodyparser';
 import { type AccountService,accountView } from '../auth/accounts.js';
 import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import type { CaptureEngine } from '../capture/engine.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest, ValidationError } from '../errors.js';
 import { optionsView } from '../jobs/job-options.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { screenshotUrl, toStatusResource } from '../jobs/job-resource.js';
@@ -18,8 +18,10 @@ import type { WebhookService } from '../webhooks/webhook-service.js';
 import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminOpenApiRoute } from './openapi.js';
+import { queryText, renderRequestBody, signedRenderUrl } from './render-link.js';
 import { GatedRouter } from './routing.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
+import { parseScreenshotParams } from './screenshot-params.js';
 import { baseUrlOf } from './v1-routes.js';
 import { type Filled, validateBody, validateQuery } from './validate.js';
 
@@ -138,10 +140,32 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   router.post('/accounts/:id/keys', async (ctx) => {
     await deps.accounts.get(ctx.params.id);
     const input = validateBody(ApiKeyCreate, body(ctx)) as Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>;
-    const { key, record } = await deps.keys.create(ctx.params.id, input);
+    const { key, signingSecret, record } = await deps.keys.create(ctx.params.id, input);
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { ...keyView(record), key };
+    ctx.body = { ...keyView(record), key, signing_secret: signingSecret };
+  });
+  router.post('/keys/:id/signing-secret', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { signing_secret: await deps.keys.rotateSigningSecret(ctx.params.id) };
+  });
+  // A render link signed by the service with the key's secret, for the panel to copy.
+  router.post('/keys/:id/render-link', async (ctx) => {
+    const request = body(ctx);
+    // Checked as a POST /v1/screenshot body would be (the link's own expires and render_timeout
+    // as its query would be), so a link that could only be refused is not made.
+    const { expires, render_timeout: renderTimeout, ...options } = (request ?? {}) as Record<string, unknown>;
+    parseScreenshotParams(options);
+    renderRequestBody([
+      ...(renderTimeout === undefined ? [] : [['render_timeout', String(renderTimeout)] as [string, string]]),
+    ]);
+    if (expires !== undefined && !(Number.isInteger(expires) && (expires as number) > 0)) throw new ValidationError('expires must be a Unix time in seconds', 'expires');
+    const found = await deps.keys.forRenderLink(ctx.params.id);
+    if (!found) throw new ValidationError('the key is revoked; a revoked key signs no render links', 'key_id');
+    if (!found.secret) throw new ValidationError('the key has no signing secret yet; rotate it first', 'key_id');
+    const params = Object.fromEntries(Object.entries(request as Record<string, unknown>).map(([name, value]) => [name, queryText(name, value)]));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { render_url: signedRenderUrl(baseUrlOf(ctx, deps.settings), found.record._id, found.secret, params) };
   });
   router.get('/keys/:id', async (ctx) => {
     ctx.body = keyView(await deps.keys.get(ctx.params.id));

@@ -33,8 +33,8 @@ function expandDevices(devices: readonly string[]): DeviceName[] {
  * schema), then checks what a schema cannot: the URLs, and quality only with jpeg or webp.
  * A ValidationError names the offending field.
  */
-export function parseScreenshotParams(body: unknown): CreateParams {
-  const input = validateBody(ScreenshotRequest, body) as Required<Omit<ScreenshotRequest, 'width' | 'height' | 'quality' | 'callback_url'>> &
+export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): CreateParams {
+  const input = validateBody(ScreenshotRequest, body) as Required<Omit<ScreenshotRequest, 'width' | 'height' | 'quality' | 'callback_url' | 'cache_ttl'>> &
     ScreenshotRequest;
   if (input.url.trim() === '') throw new ValidationError('url must be a non-empty string', 'url');
   if (input.quality !== undefined && (input.format === 'png' || input.format === 'pdf')) {
@@ -54,6 +54,7 @@ export function parseScreenshotParams(body: unknown): CreateParams {
     quality: input.quality ?? null,
     options: jobOptions(input),
     secrets: jobSecrets(input, new URL(url).hostname),
+    cache_ttl: input.cache_ttl ?? defaultCacheTtl,
   };
 }
 

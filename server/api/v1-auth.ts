@@ -23,18 +23,30 @@ export interface V1AuthDeps {
   trustProxy: readonly string[];
 }
 
-/**
- * The v1 access chain, in the documented order: key (401) → IP whitelist (403) → e-mail
- * verified (403) → plan (403) → requests per second (429). Once a key is identified, every
- * response carries the X-RateLimit-* headers, errors included.
- */
-export function v1Auth(deps: V1AuthDeps) {
-  return async (ctx: Context, next: Next) => {
+/** Who a request is: its key and the key's account, or it is refused (401, or 403 for a bad render-link signature). */
+export type Identify = (ctx: Context) => Promise<{ key: KeyRecord; account: AccountRecord }>;
+
+/** The key in the X-API-Key header. */
+function apiKeyHeader(deps: V1AuthDeps): Identify {
+  return async (ctx) => {
     const presented = ctx.get('X-API-Key').trim();
     if (!presented) throw new ApiError(401, 'Missing API key: send it in the X-API-Key header');
     const key = await deps.keys.authenticate(presented);
     const account = key ? await deps.accounts.find(key.account_id) : null;
     if (!key || !account) throw new ApiError(401, 'Invalid API key');
+    return { key, account };
+  };
+}
+
+/**
+ * The v1 access chain, in the documented order: key (401) → IP whitelist (403) → e-mail
+ * verified (403) → plan (403) → requests per second (429). The key comes from X-API-Key, or
+ * from `identify` (a render link's signed key_id). Once a key is identified, every response
+ * carries the X-RateLimit-* headers, errors included.
+ */
+export function v1Auth(deps: V1AuthDeps, identify: Identify = apiKeyHeader(deps)) {
+  return async (ctx: Context, next: Next) => {
+    const { key, account } = await identify(ctx);
 
     try {
       const ip = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy);

@@ -48,25 +48,30 @@ export function v1Routes(deps: V1Deps): Router {
   }, jsonBody, async (ctx) => {
     const { account, key } = ctx.state.v1 as V1State;
     const params = parseScreenshotParams((ctx.request as unknown as { body: unknown }).body);
-    const release = deps.jobs.holdCapacity(params.devices.length);
-    try {
-      const base = baseUrlOf(ctx, deps.settings);
-      // Jobs that could not be stored (a full disk) are not counted.
-      const jobs = await deps.quota.chargeFor(account, params.devices.length, () => deps.jobs.create(account._id, key._id, params, base));
-      ctx.status = 201;
-      ctx.body = {
-        job_id: jobs[0]._id,
-        status: 'pending',
-        devices: params.devices,
-        full_page: params.full_page,
-        googlebot: params.googlebot,
-        estimated_time_seconds: deps.jobs.estimateSeconds(jobs.length, { fullPage: params.full_page, delayMs: params.options.delayMs ?? 0 }),
-        status_url: statusUrl(base, jobs[0]._id),
-        jobs: jobs.map((job) => ({ job_id: job._id, device: job.device, preset: job.preset, status_url: statusUrl(base, job._id) })),
-      };
-    } finally {
-      release();
-    }
+    const base = baseUrlOf(ctx, deps.settings);
+    // Jobs that could not be stored (a full disk) are not counted, nor results served from the cache.
+    const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
+    const fresh = requested.filter((r) => !r.cached).length;
+    const withCache = params.cache_ttl > 0;
+    const first = requested[0];
+    ctx.status = 201;
+    ctx.body = {
+      job_id: first.job._id,
+      status: first.cached ? first.job.status : 'pending',
+      ...(withCache ? { cached: first.cached } : {}),
+      devices: params.devices,
+      full_page: params.full_page,
+      googlebot: params.googlebot,
+      estimated_time_seconds: deps.jobs.estimateSeconds(Math.max(1, fresh), { fullPage: params.full_page, delayMs: params.options.delayMs ?? 0 }),
+      status_url: statusUrl(base, first.job._id),
+      jobs: requested.map(({ job, cached }) => ({
+        job_id: job._id,
+        device: job.device,
+        preset: job.preset,
+        status_url: statusUrl(base, job._id),
+        ...(withCache ? { cached } : {}),
+      })),
+    };
   });
 
   router.get('/screenshot/:job_id', auth, async (ctx) => {

@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../api/schemas/admin.js';
 import type { Filled } from '../api/validate.js';
 import { notFound, ValidationError } from '../errors.js';
+import type { SecretBox } from '../jobs/secret-box.js';
 import type { Store } from '../store/datastores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
 import { canonicalWhitelist } from './ip-whitelist.js';
@@ -18,9 +19,17 @@ export interface KeyRecord {
   created_at: number;
   last_used_at: number | null;
   revoked: boolean;
+  /**
+   * The key's render-link signing secret, sealed (SecretBox): the service must read it back to
+   * check signatures, so it cannot be hashed like the key. Absent on keys made before render links.
+   */
+  sealed_signing_secret?: string;
 }
 
 const KEY_PREFIX = 'sa_';
+/** Render-link signing secrets: `sas_` and 32 random bytes in base64url. */
+const SIGNING_SECRET_PREFIX = 'sas_';
+const newSigningSecret = () => SIGNING_SECRET_PREFIX + crypto.randomBytes(32).toString('base64url');
 const PREFIX_LENGTH = 9;
 /** last_used_at is written at most this often per key, so reads stay cheap under load. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -43,13 +52,21 @@ export class ApiKeyService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly box: SecretBox,
   ) {}
 
-  /** A new key from a body the ApiKeyCreate schema accepted, with its defaults filled in. */
-  async create(accountId: string, input: Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>): Promise<{ key: string; record: KeyRecord }> {
+  /**
+   * A new key from a body the ApiKeyCreate schema accepted, with its defaults filled in, and
+   * its render-link signing secret. Both are returned this once.
+   */
+  async create(
+    accountId: string,
+    input: Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>,
+  ): Promise<{ key: string; signingSecret: string; record: KeyRecord }> {
     const name = keyName(input.name);
     const ip_whitelist = canonicalWhitelist(input.ip_whitelist);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
+    const signingSecret = newSigningSecret();
     const record = (await this.store.insert({
       account_id: accountId,
       name,
@@ -59,8 +76,39 @@ export class ApiKeyService {
       created_at: this.clock.now(),
       last_used_at: null,
       revoked: false,
+      sealed_signing_secret: this.box.seal(signingSecret),
     })) as KeyRecord;
-    return { key, record };
+    return { key, signingSecret, record };
+  }
+
+  /** Replaces a key's signing secret: every render link signed with the old one stops working. */
+  async rotateSigningSecret(id: string): Promise<string> {
+    const current = await this.get(id);
+    if (current.revoked) throw new ValidationError('a revoked key signs no render links; create a new key', 'revoked');
+    const signingSecret = newSigningSecret();
+    await this.store.update({ _id: id }, { $set: { sealed_signing_secret: this.box.seal(signingSecret) } });
+    return signingSecret;
+  }
+
+  /**
+   * The live key and its signing secret for a render link's `key_id`, or null when there is no
+   * such key or it is revoked; `secret` is null for a key that has none yet (made before render
+   * links, or its secret was sealed under another data directory's key).
+   */
+  async forRenderLink(id: string): Promise<{ record: KeyRecord; secret: string | null } | null> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 64) return null;
+    const record = (await this.store.findOne({ _id: id })) as KeyRecord | null;
+    if (!record || record.revoked) return null;
+    return { record, secret: this.signingSecretOf(record) };
+  }
+
+  private signingSecretOf(record: KeyRecord): string | null {
+    if (!record.sealed_signing_secret) return null;
+    try {
+      return this.box.open<string>(record.sealed_signing_secret);
+    } catch {
+      return null;
+    }
   }
 
   async list(accountId: string): Promise<KeyRecord[]> {
@@ -131,5 +179,6 @@ export function keyView(record: KeyRecord): ApiKey {
     created_at: formatIsoSeconds(record.created_at),
     last_used_at: record.last_used_at === null ? null : formatIsoSeconds(record.last_used_at),
     revoked: record.revoked,
+    has_signing_secret: record.sealed_signing_secret !== undefined,
   };
 }

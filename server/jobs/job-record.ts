@@ -47,6 +47,8 @@ export interface JobRecord {
   final_url?: string | null;
   /** The document's title (completed jobs). */
   page_title?: string | null;
+  /** Set when the request asked for a cached result (cache_ttl > 0): see resultCacheKey. */
+  cache_key?: string;
 }
 
 /** What a valid POST /v1/screenshot asks for, before it becomes jobs. */
@@ -64,4 +66,6 @@ export interface CreateParams {
   options: JobOptions;
   /** Secrets to seal in the job; null when the request gave none. */
   secrets: JobSecrets | null;
+  /** Seconds an earlier identical result may be served instead of a new capture; 0 never. */
+  cache_ttl: number;
 }

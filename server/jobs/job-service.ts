@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 
-import { PRESETS } from '../capture/presets.js';
+import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import type { SettingsService } from '../settings.js';
 import type { Store } from '../store/datastores.js';
@@ -9,6 +9,7 @@ import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
 import type { CreateParams, JobRecord, JobStatus } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
+import { CacheTurns, resultCacheKey } from './result-cache.js';
 import type { SecretBox } from './secret-box.js';
 
 export type { QueueStats, UrlGuard } from './job-runner.js';
@@ -28,6 +29,15 @@ export interface JobServiceDeps {
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 
+/** A job a request got: made for it, or (`cached`) an identical earlier one served from the cache. */
+export interface RequestedJob {
+  job: JobRecord;
+  cached: boolean;
+}
+
+/** Charges the account for `count` new jobs around their creation (QuotaService.chargeFor). */
+export type Charge = (count: number, create: () => Promise<JobRecord[]>) => Promise<JobRecord[]>;
+
 /**
  * Screenshot jobs as requests see them: room in the queue (back-pressure), creation, and
  * queries. Running them is the JobRunner's.
@@ -35,6 +45,9 @@ const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 export class JobService {
   /** Slots promised to requests between the capacity check and their insert. */
   private reserved = 0;
+  private readonly cacheTurns = new CacheTurns();
+  /** Who waits for which job to end (render links). */
+  private readonly waiting = new Map<string, Set<(job: JobRecord) => void>>();
 
   constructor(private readonly deps: JobServiceDeps) {}
 
@@ -70,12 +83,84 @@ export class JobService {
     return this.deps.runner.estimateSeconds(count, kind);
   }
 
-  /** Creates and queues one job per device. */
-  async create(accountId: string, keyId: string, params: CreateParams, baseUrl: string): Promise<JobRecord[]> {
+  /**
+   * The jobs of a request, one per device, charged through `charge`. With `cache_ttl` a device
+   * whose identical result completed within that many seconds, or is being captured now, gets
+   * that job (`cached`), without a new capture and without a charge; the others are created.
+   */
+  async request(accountId: string, keyId: string, params: CreateParams, baseUrl: string, charge: Charge): Promise<RequestedJob[]> {
+    // Room in the queue is asked only for jobs to be made: a cached result is served even when the queue is full.
+    const make = async (devices: DeviceName[], cacheKeys?: string[]) => {
+      const release = this.holdCapacity(devices.length);
+      try {
+        return await charge(devices.length, () => this.create(accountId, keyId, { ...params, devices }, baseUrl, cacheKeys));
+      } finally {
+        release();
+      }
+    };
+    if (params.cache_ttl <= 0) return (await make(params.devices)).map((job) => ({ job, cached: false }));
+    return this.cacheTurns.run(async () => {
+      const since = this.deps.clock.now() - params.cache_ttl * 1000;
+      const keys = params.devices.map((device) => resultCacheKey(accountId, params, device, (text) => this.deps.secrets.digest(text)));
+      const found = await Promise.all(keys.map((key) => this.findCached(key, since)));
+      const missing = params.devices.filter((_, i) => !found[i]);
+      const created = missing.length ? await make(missing, keys.filter((_, i) => !found[i])) : [];
+      return found.map((job) => (job ? { job, cached: true } : { job: created.shift()!, cached: false }));
+    });
+  }
+
+  /** The newest job of this cache key that completed since `since` and still has its image, or is still under way. */
+  private async findCached(cacheKey: string, since: number): Promise<JobRecord | null> {
+    const candidates = (await this.deps.store.find({ cache_key: cacheKey }).sort({ created_at: -1 }).limit(20)) as JobRecord[];
+    for (const stored of candidates) {
+      const job = this.deps.ends.overlay(stored)!;
+      if (job.status === 'pending' || job.status === 'processing') return job;
+      if (job.status === 'completed' && !job.expired && job.image_file && (job.completed_at ?? 0) >= since) return job;
+    }
+    return null;
+  }
+
+  /**
+   * The job once it has ended (completed or failed), or as it is after `timeoutMs`, whichever
+   * comes first; null when there is no such job.
+   */
+  async waitForEnd(jobId: string, timeoutMs: number): Promise<JobRecord | null> {
+    const ended = (job: JobRecord | null) => !job || job.status === 'completed' || job.status === 'failed';
+    let listener: ((job: JobRecord) => void) | undefined;
+    const announced = new Promise<JobRecord>((resolve) => {
+      listener = resolve;
+      const set = this.waiting.get(jobId) ?? new Set();
+      set.add(resolve);
+      this.waiting.set(jobId, set);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Read after listening, so an end between the two is not missed.
+      const current = await this.find(jobId);
+      if (ended(current)) return current;
+      const timedOut = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), Math.max(0, timeoutMs));
+      });
+      return (await Promise.race([announced, timedOut])) ?? (await this.find(jobId));
+    } finally {
+      clearTimeout(timer);
+      const set = this.waiting.get(jobId);
+      set?.delete(listener!);
+      if (set?.size === 0) this.waiting.delete(jobId);
+    }
+  }
+
+  /** Called once a job's end is stored: wakes those waiting for it. */
+  ended(job: JobRecord): void {
+    for (const wake of this.waiting.get(job._id) ?? []) wake(job);
+  }
+
+  /** Creates and queues one job per device (`cacheKeys`, when given, in the same order). */
+  async create(accountId: string, keyId: string, params: CreateParams, baseUrl: string, cacheKeys?: string[]): Promise<JobRecord[]> {
     const now = this.deps.clock.now();
     const batch = newJobId().replace('job_', 'batch_');
     const jobs: JobRecord[] = [];
-    for (const device of params.devices) {
+    for (const [i, device] of params.devices.entries()) {
       const job: JobRecord = {
         _id: newJobId(),
         account_id: accountId,
@@ -110,6 +195,7 @@ export class JobService {
         options: params.options,
         sealed_secrets: params.secrets ? this.deps.secrets.seal(params.secrets) : null,
         secret_names: secretNames(params.secrets),
+        ...(cacheKeys ? { cache_key: cacheKeys[i] } : {}),
       };
       jobs.push(job);
     }

@@ -40,6 +40,14 @@ export class SecretBox {
     return `v1.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
   }
 
+  /**
+   * A keyed digest (HMAC-SHA256, base64url) of `text`: equal texts give equal digests, and
+   * without the data directory's key a digest tells nothing of a guessable text.
+   */
+  digest(text: string): string {
+    return crypto.createHmac('sha256', this.key).update('digest\0').update(text).digest('base64url');
+  }
+
   /** The value sealed, or throws when it was sealed under another key or altered. */
   open<T>(sealed: string): T {
     if (!sealed.startsWith('v1.')) throw new Error('not a sealed value');

@@ -40,6 +40,8 @@ export async function openStores(dataDir: string, logger: Logger): Promise<Store
     stores.jobs.ensureIndex({ fieldName: 'status' }),
     // GET /v1/files/<name> looks the job up by its image file on every request, unauthenticated.
     stores.jobs.ensureIndex({ fieldName: 'image_file', sparse: true }),
+    // Result-cache lookups (cache_ttl), on jobs whose request asked for one.
+    stores.jobs.ensureIndex({ fieldName: 'cache_key', sparse: true }),
     stores.usage.ensureIndex({ fieldName: 'account_id' }),
   ]);
   return stores;

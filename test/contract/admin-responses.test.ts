@@ -88,6 +88,11 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('POST', `/accounts/${id}/keys`, { body: { ip_whitelist: ['300.1.1.1'] } })).status).toBe(400);
     expect((await call('GET', `/accounts/${id}/keys`)).json.keys).toHaveLength(1);
     expect((await call('GET', `/keys/${key.json.id}`)).status).toBe(200);
+    expect((await call('POST', `/keys/${key.json.id}/signing-secret`)).json.signing_secret).toMatch(/^sas_/);
+    const link = await call('POST', `/keys/${key.json.id}/render-link`, { body: { url: 'http://127.0.0.1:1/page', full_page: true } });
+    expect(link.json.render_url).toMatch(/\/v1\/render\?.*signature=[0-9a-f]{64}$/);
+    expect((await call('POST', `/keys/${key.json.id}/render-link`, { body: { url: 'ftp://x' } })).status).toBe(400);
+    expect((await call('POST', '/keys/nope/signing-secret')).status).toBe(404);
     expect((await call('PATCH', `/keys/${key.json.id}`, { body: { revoked: true } })).json.revoked).toBe(true);
     expect((await call('DELETE', `/keys/${key.json.id}`)).status).toBe(204);
     expect((await call('GET', `/keys/${key.json.id}`)).status).toBe(404);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { fileRoutes } from '../../server/api/file-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
+import { renderRoutes } from '../../server/api/render-routes.js';
 import { v1Routes } from '../../server/api/v1-routes.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
@@ -14,6 +15,7 @@ let server: TestServer;
 let fixtures: FixtureServer;
 let checker: ContractChecker;
 let key: string;
+let keyId: string;
 const webhooks: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
 let hookServer: http.Server;
 let hookUrl: string;
@@ -22,7 +24,7 @@ beforeAll(async () => {
   fixtures = await startFixtureServer();
   // Polling several jobs at once passes 10 requests a second; the burst below still passes 40.
   server = await startTestServer({ ratePerSecond: 40 });
-  ({ key } = await server.account());
+  ({ key, keyId } = await server.account());
   hookServer = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
@@ -77,7 +79,7 @@ describe('the served v1 document', () => {
 
   it('describes every route the v1 routers register, and nothing they do not', () => {
     const deps = { ...server.srv.services, trustProxy: [] };
-    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps)]
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
@@ -140,6 +142,27 @@ describe('v1 answers match the OpenAPI document', () => {
     expect(ended.status).toBe('failed');
     const failed = await call('GET', `/screenshot/${created.json.job_id}`, { key });
     expect(failed.json.error).toEqual(expect.any(String));
+  });
+
+  it('for a render link: the picture, a 304, a 202, a failure, and its refusals', async () => {
+    const link = async (options: Record<string, unknown>) => {
+      const made = new URL((await server.admin('POST', `/keys/${keyId}/render-link`, options)).body.render_url);
+      return made.pathname.replace(/^\/v1/, '') + made.search;
+    };
+    const picture = await call('GET', await link({ url: small(), cache_ttl: 600 }));
+    expect(picture.status).toBe(200);
+    expect(picture.headers.get('x-cache')).toBe('miss');
+    const again = await call('GET', await link({ url: small(), cache_ttl: 600 }), { headers: { 'if-none-match': picture.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+    const tampered = await call('GET', `${await link({ url: small(), cache_ttl: 600 })}&full_page=true`);
+    expect(tampered.status).toBe(403);
+    const waiting = await call('GET', await link({ url: small(), delay: 3000, cache_ttl: 0, render_timeout: 1 }));
+    expect(waiting.status).toBe(202);
+    await waitForJob(server, key, waiting.json.job_id);
+    const failed = await call('GET', await link({ url: 'http://127.0.0.1:1/refused' }));
+    expect(failed.status).toBe(502);
+    expect((await call('GET', await link({ url: small(), devices: ['all'] }))).status).toBe(400);
+    expect((await call('GET', '/render?url=x&key_id=nope&signature=00')).status).toBe(401);
   });
 
   it('for the usage record', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { ApiKeyService } from '../../server/auth/api-keys.js';
+import { SecretBox } from '../../server/jobs/secret-box.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openStores, type Store } from '../../server/store/datastores.js';
 import { systemClock } from '../../server/time.js';
@@ -42,7 +43,7 @@ describe('the datastores', () => {
     const stores = await openStores(dir, lineLogger((line) => lines.push(line)));
     expect(lines.join('\n')).toMatch(/keys\.db holds 1 key hash\(es\) shared by several records \(k1 = k2\)/);
 
-    const keys = new ApiKeyService(stores.keys, systemClock);
+    const keys = new ApiKeyService(stores.keys, systemClock, SecretBox.forDataDir(dir));
     expect(await keys.authenticate(key)).toBeNull();
     expect((await keys.authenticate(other))?._id).toBe('k3');
   });

@@ -1,4 +1,5 @@
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
+import { MAX_RENDER_TIMEOUT_SECONDS } from '../render-link.js';
 import {
   AccountCreate,
   AccountUpdate,
@@ -11,6 +12,7 @@ import {
   UsageQuery,
   WebhooksQuery,
 } from '../schemas/admin.js';
+import { ScreenshotRequest } from '../schemas/v1.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -29,6 +31,19 @@ const idParam = (description: string) => ({ name: 'id', in: 'path', required: tr
 const ok = (description: string, body: JsonSchema) => ({ '200': { description, content: json(body) } });
 const body = (s: JsonSchema) => ({ required: true, content: json(s) });
 const noContent = { '204': { description: 'Done' } };
+
+/** A render link's options: the body of POST /v1/screenshot, and the link's own expires and render_timeout. */
+function renderLinkRequest(): JsonSchema {
+  const request = plain(ScreenshotRequest) as { properties: Record<string, JsonSchema> };
+  return {
+    ...request,
+    properties: {
+      ...request.properties,
+      expires: { type: 'integer', minimum: 1, description: 'Unix time (seconds) after which the link answers 403' },
+      render_timeout: { type: 'integer', minimum: 1, maximum: MAX_RENDER_TIMEOUT_SECONDS, description: 'Seconds the link waits for its capture before answering 202' },
+    },
+  };
+}
 
 /**
  * The OpenAPI 3.1 document of the admin API, served at GET /admin/api/openapi.json behind
@@ -136,6 +151,23 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           responses: { ...ok('The key', schema('ApiKey')), ...ERRORS_404 },
         },
         delete: { operationId: 'deleteKey', summary: 'Delete an API key', responses: { ...noContent, ...ERRORS_404 } },
+      },
+      '/keys/{id}/signing-secret': {
+        parameters: [idParam('API key id')],
+        post: {
+          operationId: 'rotateSigningSecret',
+          summary: "Replace the key's render-link signing secret; links signed with the old one answer 403 from now on",
+          responses: { ...ok('The new secret, shown this once', schema('SigningSecret')), ...ERRORS_404 },
+        },
+      },
+      '/keys/{id}/render-link': {
+        parameters: [idParam('API key id')],
+        post: {
+          operationId: 'createRenderLink',
+          summary: 'A render link for these options (the body of POST /v1/screenshot), signed with the key\'s secret',
+          requestBody: body(renderLinkRequest()),
+          responses: { ...ok('The link', schema('RenderLink')), ...ERRORS_404 },
+        },
       },
       '/jobs': {
         get: {

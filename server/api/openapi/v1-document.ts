@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 
+import { MAX_RENDER_TIMEOUT_SECONDS } from '../render-link.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
@@ -23,6 +24,46 @@ const AUTH_ERRORS = {
   '429': ref('responses', 'RateLimited'),
   '500': ref('responses', 'InternalError'),
 };
+
+/**
+ * GET /v1/render's parameters: every field of POST /v1/screenshot as query text (objects and
+ * arrays of objects as JSON, devices comma-separated), then the link's own.
+ */
+function renderParameters(): JsonSchema[] {
+  const options = Object.entries(ScreenshotRequest.properties).map(([name, property]) => {
+    const { description, ...schema } = plain(property) as { description?: string; type?: string; items?: { type?: string } };
+    const asText = schema.type === 'object' || (schema.type === 'array' && schema.items?.type === 'object') || name === 'devices';
+    const how = name === 'devices' ? 'Comma-separated; one device' : asText ? 'As JSON' : undefined;
+    return {
+      name,
+      in: 'query',
+      required: name === 'url',
+      description: [how, description].filter(Boolean).join('. '),
+      schema: asText ? { type: 'string' } : schema,
+    };
+  });
+  return [
+    ...options,
+    { name: 'key_id', in: 'query', required: true, description: "The key's id (admin API)", schema: { type: 'string' } },
+    {
+      name: 'signature',
+      in: 'query',
+      required: true,
+      description:
+        'Lowercase hex HMAC-SHA256, keyed by the key\'s signing secret, of every other parameter written ' +
+        '`encodeURIComponent(name)=encodeURIComponent(value)`, sorted by that name, joined with `&`',
+      schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    },
+    { name: 'expires', in: 'query', required: false, description: 'Unix time (seconds) after which the link answers 403', schema: { type: 'string', pattern: '^\\d{1,12}$' } },
+    {
+      name: 'render_timeout',
+      in: 'query',
+      required: false,
+      description: `Seconds to wait for the capture before answering 202 (default and most ${MAX_RENDER_TIMEOUT_SECONDS})`,
+      schema: { type: 'integer', minimum: 1, maximum: MAX_RENDER_TIMEOUT_SECONDS },
+    },
+  ];
+}
 
 /** What a callback_url receives when a job ends. */
 const WebhookEvent = Type.Object(
@@ -86,6 +127,62 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
               content: json(ref('schemas', 'Error')),
             },
             '507': keyedError('The disk of the service is full; nothing was stored and the call was not counted'),
+          },
+        },
+      },
+      '/render': {
+        get: {
+          operationId: 'renderScreenshot',
+          tags: ['screenshots'],
+          summary: 'A signed render link: the picture itself, for an <img>',
+          description:
+            'Needs no X-API-Key: the link names its key by `key_id` and is signed with the key\'s signing secret, so it can sit ' +
+            'in a public page and nobody can change its parameters. Then the checks of POST /v1/screenshot apply. A result ' +
+            'of this account for the same URL and options within `cache_ttl` (default 3600 s here) is served without a new ' +
+            'capture and without counting a call (`X-Cache: hit`); identical requests arriving together capture once.',
+          security: [],
+          parameters: [...renderParameters(), { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } }],
+          responses: {
+            '200': {
+              description: 'The picture',
+              headers: {
+                ...RATE_HEADERS,
+                ETag: { required: true, schema: { type: 'string' } },
+                'Cache-Control': { required: true, description: '`private, max-age=` what is left of cache_ttl', schema: { type: 'string' } },
+                'X-Cache': { required: true, schema: { type: 'string', enum: ['hit', 'miss'] } },
+              },
+              content: {
+                'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } },
+                'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } },
+                'image/webp': { schema: { type: 'string', contentMediaType: 'image/webp' } },
+                'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
+              },
+            },
+            '202': {
+              description: 'Not captured within render_timeout: the job goes on; poll status_url or load the link again',
+              headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
+              content: json({
+                type: 'object',
+                additionalProperties: false,
+                required: ['job_id', 'status', 'status_url'],
+                properties: { job_id: { type: 'string' }, status: { type: 'string', enum: ['pending', 'processing'] }, status_url: { type: 'string', format: 'uri' } },
+              }),
+            },
+            '304': { description: 'Not modified (the ETag matched)' },
+            '400': keyedError('Invalid parameters; the message names the field'),
+            '401': ref('responses', 'Unauthorized'),
+            '403': {
+              description: 'error is "Invalid signature" (missing, wrong, or the key has no signing secret), "Link expired", or as for POST',
+              content: json(ref('schemas', 'Error')),
+            },
+            '429': ref('responses', 'RateLimited'),
+            '500': ref('responses', 'InternalError'),
+            '502': keyedError('error is "Capture failed": the job failed; message says why'),
+            '503': {
+              description: 'The capture queue is full or the service is shutting down',
+              headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
+              content: json(ref('schemas', 'Error')),
+            },
           },
         },
       },

@@ -49,6 +49,17 @@ export type AccountUpdate = Static<typeof AccountUpdate>;
 
 export const WebhookSecret = Type.Object({ secret: Type.String({ pattern: '^whsec_' }) }, { additionalProperties: false });
 
+const SigningSecretText = Type.String({
+  pattern: '^sas_[A-Za-z0-9_-]{43}$',
+  description: 'Signs render links (HMAC-SHA256 of the canonical query); shown this once',
+});
+export const SigningSecret = Type.Object({ signing_secret: SigningSecretText }, { additionalProperties: false });
+
+export const RenderLink = Type.Object(
+  { render_url: Type.String({ format: 'uri', description: 'GET /v1/render with the options asked for, key_id and signature' }) },
+  { additionalProperties: false },
+);
+
 const KeyName = Type.String({ minLength: 1, maxLength: 100 });
 const IpWhitelist = Type.Array(Type.String({ maxLength: 64 }), {
   maxItems: 256,
@@ -64,12 +75,17 @@ const apiKeyFields = {
   created_at: IsoSeconds,
   last_used_at: Nullable(IsoSeconds),
   revoked: Type.Boolean(),
+  has_signing_secret: Type.Boolean({ description: 'Whether the key can sign render links (keys made before them need a rotation)' }),
 };
 export const ApiKey = Type.Object(apiKeyFields, { additionalProperties: false });
 export type ApiKey = Static<typeof ApiKey>;
 
 export const ApiKeyCreated = Type.Object(
-  { ...apiKeyFields, key: Type.String({ pattern: '^sa_[A-Za-z0-9_-]{43}$', description: 'Shown this once' }) },
+  {
+    ...apiKeyFields,
+    key: Type.String({ pattern: '^sa_[A-Za-z0-9_-]{43}$', description: 'Shown this once' }),
+    signing_secret: SigningSecretText,
+  },
   { additionalProperties: false },
 );
 export type ApiKeyCreated = Static<typeof ApiKeyCreated>;
@@ -260,6 +276,8 @@ export const ADMIN_SCHEMAS = {
   WebhookSecret,
   ApiKey,
   ApiKeyCreated,
+  SigningSecret,
+  RenderLink,
   AdminJobPending,
   AdminJobProcessing,
   AdminJobCompleted,

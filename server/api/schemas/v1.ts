@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 
+import { MAX_CACHE_TTL_SECONDS, RENDER_CACHE_TTL_SECONDS } from '../../jobs/result-cache.js';
 import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
 
 // The v1 API's shapes (see common.ts for how they are used).
@@ -125,6 +126,15 @@ export const ScreenshotRequest = Type.Object(
     height: Type.Optional(Type.Integer({ minimum: 240, maximum: 4320, description: 'Viewport height override, CSS px' })),
     format: Type.Optional({ ...OutputFormat, default: 'png' }),
     quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'jpeg and webp only; 80 when absent' })),
+    cache_ttl: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_CACHE_TTL_SECONDS,
+        description:
+          `Seconds an identical earlier result of this account may be served instead of a new capture (\`cached: true\`, no call counted); ` +
+          `0 (the default for POST) never; ${RENDER_CACHE_TTL_SECONDS} for a render link that names none; at most 30 days`,
+      }),
+    ),
     ...captureOptionFields,
   },
   { additionalProperties: false, description: 'Any field not listed is refused with 400 naming it.' },
@@ -134,7 +144,10 @@ export type ScreenshotRequest = Static<typeof ScreenshotRequest>;
 export const ScreenshotCreated = Type.Object(
   {
     job_id: JobId,
-    status: Type.Literal('pending'),
+    status: Type.Enum(['pending', 'processing', 'completed'], {
+      description: 'pending, unless the first job was served from the cache (cache_ttl): then its status',
+    }),
+    cached: Type.Optional(Type.Boolean({ description: 'With cache_ttl only: whether the first job was served from the cache' })),
     devices: Type.Array(Device, { minItems: 1 }),
     full_page: Type.Boolean(),
     googlebot: Type.Boolean(),
@@ -142,7 +155,13 @@ export const ScreenshotCreated = Type.Object(
     status_url: Type.String({ format: 'uri' }),
     jobs: Type.Array(
       Type.Object(
-        { job_id: JobId, device: Device, preset: Preset, status_url: Type.String({ format: 'uri' }) },
+        {
+          job_id: JobId,
+          device: Device,
+          preset: Preset,
+          status_url: Type.String({ format: 'uri' }),
+          cached: Type.Optional(Type.Boolean({ description: 'With cache_ttl only: whether this job was served from the cache' })),
+        },
         { additionalProperties: false },
       ),
       { minItems: 1 },

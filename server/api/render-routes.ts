@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+
+import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
+import { ApiError, ValidationError } from '../errors.js';
+import type { JobRecord } from '../jobs/job-record.js';
+import { statusUrl } from '../jobs/job-resource.js';
+import { RENDER_CACHE_TTL_SECONDS } from '../jobs/result-cache.js';
+import { checkSignature, queryPairs, renderRequestBody } from './render-link.js';
+import { exactRouter } from './routing.js';
+import { parseScreenshotParams } from './screenshot-params.js';
+import { v1Auth, type V1State } from './v1-auth.js';
+import { baseUrlOf, type V1Deps } from './v1-routes.js';
+
+interface RenderState {
+  pairs: Array<[string, string]>;
+}
+
+/**
+ * GET /v1/render — a signed link that answers the picture itself, for an <img> on a dashboard
+ * or a wiki. The link names its key by `key_id` and carries a signature of its parameters made
+ * with the key's signing secret, so it can sit in a public page without the API key and nobody
+ * can change what it asks for. Then the v1 chain applies as for POST /v1/screenshot.
+ */
+export function renderRoutes(deps: V1Deps): Router {
+  const router = exactRouter('/v1');
+  const auth = v1Auth(deps, async (ctx) => {
+    // The query is read here, once: the signature is checked on these pairs and the capture asked for from them.
+    const pairs = queryPairs(ctx.querystring);
+    const keyId = pairs.find(([name]) => name === 'key_id')?.[1];
+    if (!keyId) throw new ApiError(401, 'Missing key_id: a render link names its API key by key_id');
+    const found = await deps.keys.forRenderLink(keyId);
+    const account = found ? await deps.accounts.find(found.record.account_id) : null;
+    if (!found || !account) throw new ApiError(401, 'Invalid API key');
+    if (!found.secret) {
+      throw new ApiError(403, 'This API key has no signing secret yet; rotate it in the control panel to sign render links', 'Invalid signature');
+    }
+    checkSignature(pairs, found.secret, deps.clock.now());
+    (ctx.state as { render?: RenderState }).render = { pairs };
+    return { key: found.record, account };
+  });
+
+  router.get('/render', auth, async (ctx) => {
+    const { account, key } = ctx.state.v1 as V1State;
+    const { body, timeoutMs } = renderRequestBody((ctx.state as { render: RenderState }).render.pairs);
+    const params = parseScreenshotParams(body, RENDER_CACHE_TTL_SECONDS);
+    if (params.devices.length !== 1) throw new ValidationError('devices: a render link renders one device', 'devices');
+    const base = baseUrlOf(ctx, deps.settings);
+    const [{ job, cached }] = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
+    ctx.set('X-Cache', cached ? 'hit' : 'miss');
+    ctx.set('X-Job-Id', job._id);
+    const ended = (await deps.jobs.waitForEnd(job._id, timeoutMs)) ?? job;
+    if (ended.status === 'completed' && ended.image_file) return serveImage(ctx, deps, ended, params.cache_ttl);
+    if (ended.status === 'failed') {
+      throw new ApiError(502, ended.error ?? 'The capture failed', 'Capture failed');
+    }
+    ctx.status = 202;
+    ctx.set('Retry-After', String(Math.max(1, deps.jobs.estimateSeconds(0))));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { job_id: ended._id, status: ended.status, status_url: statusUrl(base, ended._id) };
+  });
+  return router;
+}
+
+/**
+ * The job's image, with an ETag naming this result and a lifetime in caches: what is left of
+ * the result's cache_ttl, and never past the image's retention.
+ */
+async function serveImage(ctx: Context, deps: V1Deps, job: JobRecord, cacheTtl: number): Promise<void> {
+  const name = job.image_file!;
+  const file = deps.files.imagePath(name);
+  let size: number;
+  try {
+    ({ size } = await fs.promises.stat(file));
+  } catch {
+    throw new ApiError(502, 'The captured image is no longer stored', 'Capture failed');
+  }
+  const now = deps.clock.now();
+  const completed = job.completed_at ?? now;
+  const until = Math.min(completed + cacheTtl * 1000, completed + deps.settings.get().retention_days * 86_400_000);
+  const etag = `"${name.replace(/\.[a-z]+$/, '')}"`;
+  ctx.set('ETag', etag);
+  ctx.set('Cache-Control', `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  const match = ctx.get('If-None-Match');
+  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = IMAGE_CONTENT_TYPES[job.format];
+  ctx.length = size;
+  ctx.body = fs.createReadStream(file);
+}

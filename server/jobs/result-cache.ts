@@ -1,0 +1,60 @@
+import crypto from 'node:crypto';
+
+import type { DeviceName } from '../capture/presets.js';
+import type { CreateParams } from './job-record.js';
+
+/** Longest `cache_ttl`: 30 days, in seconds. */
+export const MAX_CACHE_TTL_SECONDS = 30 * 86_400;
+/** `cache_ttl` of a render link that names none: an hour. */
+export const RENDER_CACHE_TTL_SECONDS = 3600;
+
+/** JSON with the keys of every object sorted, so equal values give equal text. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * What makes two captures the same result: the account, and everything the request asked of
+ * the capture for this device (callback_url included, so a served result's webhook went where
+ * the asker wants it). The secrets (headers, cookies, credentials) count too, but only through
+ * an HMAC under the data directory's key (`digest`), so the stored cache key says nothing of them.
+ * `cache_ttl` does not count: it says how old a result the asker accepts, not which result.
+ */
+export function resultCacheKey(accountId: string, params: CreateParams, device: DeviceName, digest: (text: string) => string): string {
+  const identity = {
+    account: accountId,
+    url: params.url,
+    device,
+    full_page: params.full_page,
+    googlebot: params.googlebot,
+    width: params.width,
+    height: params.height,
+    format: params.format,
+    quality: params.quality,
+    callback_url: params.callback_url,
+    options: params.options,
+    secrets: params.secrets ? digest(stableJson(params.secrets)) : null,
+  };
+  return crypto.createHash('sha256').update(stableJson(identity)).digest('base64url');
+}
+
+/**
+ * Runs cached creations one at a time, so that of two identical requests arriving together the
+ * second finds the first one's job (and captures nothing) instead of both missing the cache.
+ * A lookup is one indexed read and a miss one insert, so holding the turn is short.
+ */
+export class CacheTurns {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work, work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
