@@ -452,6 +452,36 @@ describe('control panel', () => {
     expect((await adminApi('/status')).queue.paused).toBe(false);
   });
 
+  it('makes a render link for a URL typed in, copies it, and ends it by rotating the signing secret', async () => {
+    await goTo('API keys', 'API keys');
+    await page.getByRole('button', { name: 'Render link with key e2e client' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Render link with key e2e client' });
+    await dialog.getByRole('button', { name: 'Make link' }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('http:// or https://');
+    await dialog.getByLabel('Page to capture').fill(`${fixture.url}/small.html?render-link`);
+    await dialog.getByLabel('Device').selectOption('mobile');
+    await dialog.getByRole('button', { name: 'Make link' }).click();
+    await dialog.getByRole('button', { name: 'Copy render link' }).click();
+    await expect.poll(() => dialog.getByRole('button', { name: 'Copied' }).isVisible()).toBe(true);
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    expect(link).toMatch(new RegExp(`^${srv.url}/v1/render\\?.*&signature=[0-9a-f]{64}$`));
+    expect(await dialog.getByLabel('Render link').inputValue()).toBe(link);
+    await shoot(page, 'render-link');
+
+    const picture = await fetch(link, { signal: AbortSignal.timeout(60_000) });
+    expect(picture.status).toBe(200);
+    expect(picture.headers.get('content-type')).toBe('image/png');
+    // The mobile preset's width, 390 CSS px at scale 3, read from the PNG header.
+    expect(Buffer.from(await picture.arrayBuffer()).readUInt32BE(16)).toBe(1170);
+
+    await dialog.getByRole('button', { name: 'Rotate signing secret…' }).click();
+    await dialog.getByRole('button', { name: 'Rotate now' }).click();
+    await expect.poll(() => dialog.getByLabel('New signing secret (shown this once)').inputValue()).toMatch(/^sas_[A-Za-z0-9_-]{43}$/);
+    expect((await fetch(link, { signal: AbortSignal.timeout(10_000) })).status).toBe(403);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+  });
+
   it('revokes the key only after confirmation, and the API then answers 401', async () => {
     await goTo('API keys', 'API keys');
     await page.getByRole('button', { name: 'Revoke key e2e client' }).click();

@@ -15,7 +15,7 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const form = useKeyForm({ name: '', ip_whitelist: [] }, 'Give the key a name that says who uses it, e.g. “billing-service”.', async (body) => {
     const k = await api<CreatedKey>(`/admin/api/accounts/${account.id}/keys`, { method: 'POST', body });
-    const { key: _secret, ...visible } = k;
+    const { key: _secret, signing_secret: _signingSecret, ...visible } = k;
     onCreated(visible);
     setCreated(k);
   });
@@ -36,6 +36,17 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
         </div>
         <p class="field-hint">
           Send it in the <code>X-API-Key</code> header of every request. Lost it? Revoke it and create another.
+        </p>
+        <div class="field">
+          <label for="new-signing-secret">Signing secret for render links</label>
+          <div class="input-row">
+            <input id="new-signing-secret" class="mono" type="text" readOnly value={created.signing_secret} onFocus={(e) => e.currentTarget.select()} />
+            <CopyButton text={created.signing_secret} label="Copy secret" class="button" />
+          </div>
+        </div>
+        <p class="field-hint">
+          Only for clients that sign their own <code>/v1/render</code> links (see the README); the panel makes links without it. Shown
+          this once too.
         </p>
         <div class="dialog-actions">
           <button type="button" class="button" onClick={onClose}>

@@ -14,8 +14,9 @@ import { useResource } from '../use-resource.js';
 import { KeyCreateDialog } from './key-create-dialog.js';
 import { KeyEditDialog } from './key-edit-dialog.js';
 import { PageHeader } from './page-header.js';
+import { RenderLinkDialog } from './render-link-dialog.js';
 
-type Open = { kind: 'create' } | { kind: 'edit'; key: Key } | { kind: 'revoke'; key: Key } | { kind: 'delete'; key: Key } | null;
+type Open = { kind: 'create' } | { kind: 'edit'; key: Key } | { kind: 'render-link'; key: Key } | { kind: 'revoke'; key: Key } | { kind: 'delete'; key: Key } | null;
 
 export function KeysPage({ params }: { params: URLSearchParams }) {
   const accounts = useResource((signal) => api<{ accounts: Account[] }>('/admin/api/accounts', { signal }).then((r) => r.accounts), []);
@@ -149,6 +150,14 @@ function AccountKeys({ account }: { account: Account }) {
                         <button type="button" class="button small" aria-label={`Edit key ${k.name || k.prefix}`} onClick={() => setOpen({ kind: 'edit', key: k })}>
                           Edit
                         </button>
+                        <button
+                          type="button"
+                          class="button small"
+                          aria-label={`Render link with key ${k.name || k.prefix}`}
+                          onClick={() => setOpen({ kind: 'render-link', key: k })}
+                        >
+                          Render link
+                        </button>
                         <button type="button" class="button small danger-text" aria-label={`Revoke key ${k.name || k.prefix}`} onClick={() => setOpen({ kind: 'revoke', key: k })}>
                           Revoke
                         </button>
@@ -187,6 +196,7 @@ function AccountKeys({ account }: { account: Account }) {
           }}
         />
       )}
+      {open?.kind === 'render-link' && <RenderLinkDialog apiKey={open.key} onClose={close} onKeyChanged={replace} />}
       {open?.kind === 'revoke' && (
         <ConfirmDialog
           title="Revoke this key?"
