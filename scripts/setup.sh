@@ -18,6 +18,8 @@ have_chromium() {
 # captured as empty boxes and emoji in black and white.
 missing=()
 have_chromium || missing+=(chromium fonts-dejavu-core)
+# The tests sign a render link with the README's shell recipe, which uses openssl.
+command -v openssl >/dev/null || missing+=(openssl)
 for f in fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation; do
   # dpkg -s also answers for a package removed with its configuration left: read its status.
   status=$(dpkg -s "$f" 2>/dev/null || true)

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,6 +186,33 @@ describe('a render link', () => {
       expect(res.status, field).toBe(400);
       expect((await res.json()).message, field).toContain(field);
     }
+  });
+});
+
+describe("the README's recipes", () => {
+  const readme = fs.readFileSync('README.md', 'utf8');
+
+  it('signs a link in the shell with openssl that the service accepts, for a URL needing every kind of escape', async () => {
+    const script = /<!-- render-link-shell -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(script).toBeDefined();
+    const s = await signer();
+    const url = execFileSync('bash', ['-c', script!], {
+      env: { ...process.env, KEY_ID: s.keyId, SIGNING_SECRET: s.secret, BASE: server.url, PAGE: page("shell é+&=/ !'()*~") },
+      encoding: 'utf8',
+    }).trim();
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+  });
+
+  it('signs a link with the Node function', async () => {
+    const code = /```js\n(import crypto[\s\S]*?function renderLink[\s\S]*?\n})\n/.exec(readme)?.[1];
+    expect(code).toBeDefined();
+    const s = await signer();
+    const module = `${code!}\nexport { renderLink };\n`;
+    const { renderLink } = await import(`data:text/javascript,${encodeURIComponent(module)}`);
+    const res = await fetch(renderLink(server.url, s.keyId, s.secret, { url: page('node ü'), full_page: true }));
+    expect(res.status).toBe(200);
   });
 });
 
