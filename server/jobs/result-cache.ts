@@ -3,11 +3,6 @@ import crypto from 'node:crypto';
 import type { DeviceName } from '../capture/presets.js';
 import type { CreateParams } from './job-record.js';
 
-/** Longest `cache_ttl`: 30 days, in seconds. */
-export const MAX_CACHE_TTL_SECONDS = 30 * 86_400;
-/** `cache_ttl` of a render link that names none: an hour. */
-export const RENDER_CACHE_TTL_SECONDS = 3600;
-
 /** JSON with the keys of every object sorted, so equal values give equal text. */
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;

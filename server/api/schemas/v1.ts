@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
 
-import { MAX_CACHE_TTL_SECONDS, RENDER_CACHE_TTL_SECONDS } from '../../jobs/result-cache.js';
 import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
 
 // The v1 API's shapes (see common.ts for how they are used).
@@ -14,6 +13,11 @@ export const MAX_CALLBACK_URL_LENGTH = 2048;
 export const MAX_BODY_KB = 256;
 /** Longest `styles` and `scripts`, in bytes of UTF-8. */
 export const MAX_INJECTED_BYTES = 65_536;
+/** Longest `cache_ttl`: 30 days, in seconds. */
+export const MAX_CACHE_TTL_SECONDS = 30 * 86_400;
+/** `cache_ttl` of a render link that names none: an hour. */
+export const RENDER_CACHE_TTL_SECONDS = 3600;
+
 /** Longest CSS selector accepted. */
 const MAX_SELECTOR_LENGTH = 1024;
 
