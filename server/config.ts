@@ -50,6 +50,8 @@ export interface Config {
   pageSourceMaxBytes: number;
   /** Days a screenshot and its page source are kept. @default 7 */
   retentionDays: number;
+  /** Days a job's record is kept (its files go after retentionDays, or with the record). */
+  historyDays: number;
   /** Captures before the browser is restarted. @default 200 */
   recycleAfter: number;
   /** Defaults for new accounts. */
@@ -81,6 +83,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   pageMemoryMb: 2048,
   pageSourceMaxBytes: 5_000_000,
   retentionDays: 7,
+  historyDays: 90,
   recycleAfter: 200,
   defaultDailyLimit: 1000,
   defaultMonthlyLimit: 30_000,
@@ -134,6 +137,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     pageMemoryMb: int('SCREENSHOT_PAGE_MEMORY_MB', env.SCREENSHOT_PAGE_MEMORY_MB, DEFAULTS.pageMemoryMb, 128, 1_048_576),
     fileRatePerSecond: int('SCREENSHOT_FILE_RATE', env.SCREENSHOT_FILE_RATE, DEFAULTS.fileRatePerSecond, 1, 100_000),
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
+    historyDays: int('SCREENSHOT_HISTORY_DAYS', env.SCREENSHOT_HISTORY_DAYS, DEFAULTS.historyDays, 1, 3650),
   };
   const merged = { ...fromEnv };
   for (const [k, v] of Object.entries(overrides)) {

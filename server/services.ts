@@ -156,7 +156,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       secrets,
     });
     const jobs = new JobService({ store: stores.jobs, clock, settings, runner, ends, secrets });
-    const retention = new Retention({ store: stores.jobs, files, settings, clock, log: log.child({ component: 'retention' }) });
+    const retention = new Retention({ store: stores.jobs, deliveries: stores.webhooks, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
     metrics.watch({
       queue: () => runner.stats(),

@@ -14,6 +14,7 @@ export function settingsFromConfig(config: Config): Settings {
     navigation_timeout_ms: config.navigationTimeoutMs,
     capture_timeout_ms: config.captureTimeoutMs,
     retention_days: config.retentionDays,
+    history_days: config.historyDays,
     full_page_max_height: config.fullPageMaxHeight,
     egress_allow: [],
     egress_allow_command_line: config.egressAllow.map(canonicalEntry),

@@ -114,18 +114,18 @@ async function inspectDatafile(filename: string): Promise<{ corrupt: number; end
   return { corrupt, endsMidLine: text.length > 0 && !text.endsWith('\n') };
 }
 
+/** Rewrites one datastore's file compactly, dropping the lines of removed and replaced documents. */
+export function compactStore(store: Store): Promise<void> {
+  return (store as unknown as { __original: { compactDatafileAsync(): Promise<void> } }).__original.compactDatafileAsync();
+}
+
 /**
  * Rewrites every datastore file compactly (NeDB appends; this folds the log). Returns only when
  * every store is done, so one failure (a full disk) does not leave the others' half-written
  * `<file>~` copies behind the caller's back; the first failure is then thrown.
  */
 export async function compactStores(stores: Stores): Promise<void> {
-  const results = await Promise.allSettled(
-    Object.values(stores).map((s) => {
-      const original = (s as unknown as { __original: { compactDatafileAsync(): Promise<void> } }).__original;
-      return original.compactDatafileAsync();
-    }),
-  );
+  const results = await Promise.allSettled(Object.values(stores).map(compactStore));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
 }

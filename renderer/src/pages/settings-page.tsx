@@ -17,6 +17,7 @@ const NUMBER_FIELDS = [
   'navigation_timeout_ms',
   'capture_timeout_ms',
   'retention_days',
+  'history_days',
   'full_page_max_height',
 ] as const;
 type NumberField = (typeof NUMBER_FIELDS)[number];
@@ -46,6 +47,11 @@ const NUMBER_INFO: Record<NumberField, { label: string; hint: string; min: numbe
     perUnit: 1000,
   },
   retention_days: { label: 'Keep images for (days)', hint: 'Images and page HTML are deleted after this; the job history stays.', min: 1 },
+  history_days: {
+    label: 'Keep job history for (days)',
+    hint: 'Older jobs leave the history, with any file left. Usage per day stays for the charts and the monthly count.',
+    min: 1,
+  },
   full_page_max_height: { label: 'Full-page height cap (px)', hint: 'Longer pages are cut at this height.', min: 1000 },
 };
 
@@ -157,6 +163,16 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
             onInput={(v) => setNumbers((n) => ({ ...n, retention_days: v }))}
             hint={NUMBER_INFO.retention_days.hint}
             error={errors.retention_days}
+          />
+          <TextField
+            label={NUMBER_INFO.history_days.label}
+            type="number"
+            min={1}
+            name="history_days"
+            value={numbers.history_days}
+            onInput={(v) => setNumbers((n) => ({ ...n, history_days: v }))}
+            hint={NUMBER_INFO.history_days.hint}
+            error={errors.history_days}
           />
         </div>
       </fieldset>

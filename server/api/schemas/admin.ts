@@ -175,7 +175,12 @@ const settingsFields = {
   queue_limit: Type.Integer({ minimum: 1, maximum: 100_000 }),
   navigation_timeout_ms: Type.Integer({ minimum: 1000, maximum: 300_000 }),
   capture_timeout_ms: Type.Integer({ minimum: 1000, maximum: 300_000 }),
-  retention_days: Type.Integer({ minimum: 1, maximum: 3650 }),
+  retention_days: Type.Integer({ minimum: 1, maximum: 3650, description: 'Days images and page HTML are kept' }),
+  history_days: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    description: "Days job records are kept (with their files); usage per day is kept apart and stays",
+  }),
   full_page_max_height: Type.Integer({ minimum: 1000, maximum: 100_000 }),
   egress_allow: { ...EgressRanges, description: 'CIDR ranges allowed although denied by default, as the admin saved them' },
   egress_allow_command_line: {
