@@ -49,6 +49,7 @@ export function renderRoutes(deps: V1Deps): Router {
     if (params.devices.length !== 1) throw new ValidationError('devices: a render link renders one device', 'devices');
     const base = baseUrlOf(ctx, deps.settings);
     const [{ job, cached }] = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
+    if (params.cache_ttl > 0) deps.metrics?.cacheLookup(cached);
     ctx.set('X-Cache', cached ? 'hit' : 'miss');
     ctx.set('X-Job-Id', job._id);
     const ended = (await deps.jobs.waitForEnd(job._id, timeoutMs)) ?? job;

@@ -5,6 +5,7 @@ import bodyParser from 'koa-bodyparser';
 import { ApiError, badRequest } from '../errors.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { type Clock,formatIsoSeconds, nextUtcMidnight } from '../time.js';
@@ -16,6 +17,8 @@ import { validateQuery } from './validate.js';
 
 export interface V1Deps extends V1AuthDeps {
   jobs: JobService;
+  /** Counts result-cache hits and misses. */
+  metrics?: Pick<ServiceMetrics, 'cacheLookup'>;
   files: FileStore;
   settings: SettingsService;
   clock: Clock;
@@ -53,6 +56,7 @@ export function v1Routes(deps: V1Deps): Router {
     const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
     const fresh = requested.filter((r) => !r.cached).length;
     const withCache = params.cache_ttl > 0;
+    if (withCache) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
     const first = requested[0];
     ctx.status = 201;
     ctx.body = {

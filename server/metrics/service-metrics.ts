@@ -41,6 +41,7 @@ export class ServiceMetrics {
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpSeconds: Histogram<'route'>;
   private readonly rateLimited: Counter<'route'>;
+  private readonly resultCache: Counter<'result'>;
 
   constructor() {
     const registers = [this.registry];
@@ -154,6 +155,13 @@ export class ServiceMetrics {
       labelNames: ['route'],
       registers,
     });
+    this.resultCache = new Counter({
+      name: 'screenshot_result_cache_total',
+      help: 'Jobs asked for with a cache_ttl (render links, POST with cache_ttl): served from the cache (hit) or captured (miss)',
+      labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['hit', 'miss']) this.resultCache.inc({ result }, 0);
     for (const status of ['completed', 'failed']) this.jobsEnded.inc({ status }, 0);
     for (const failure_class of FAILURE_CLASSES) this.jobsFailed.inc({ failure_class }, 0);
     for (const reason of ['recycled', 'exited']) this.browserRestarts.inc({ reason }, 0);
@@ -167,6 +175,11 @@ export class ServiceMetrics {
   /** A logger whose lines are counted when they report an event (see onLogEvent). */
   tap(log: Logger): Logger {
     return tapLogger(log, (event) => this.onLogEvent(event));
+  }
+
+  /** A job asked for with a cache_ttl: served from the cache or not. */
+  cacheLookup(hit: boolean): void {
+    this.resultCache.inc({ result: hit ? 'hit' : 'miss' });
   }
 
   /** JobEnds.onEnded: a job's end once stored. */

@@ -257,6 +257,8 @@ describe('the result cache', () => {
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(new Set(answers.map((r) => r.headers.get('x-job-id'))).size).toBe(1);
     expect(answers.filter((r) => r.headers.get('x-cache') === 'miss')).toHaveLength(1);
+    const counted = await server.srv.services.metrics.registry.getSingleMetricAsString('screenshot_result_cache_total');
+    expect(counted).toMatch(/result="hit"\} [1-9]/);
     expect(await usage(s)).toBe(1);
     const jobs = await server.admin('GET', `/jobs?account_id=${s.accountId}`);
     expect(jobs.body.jobs).toHaveLength(1);
