@@ -18,6 +18,7 @@ describe('POST /v1/screenshot body', () => {
       quality: null,
       options: {},
       secrets: null,
+      cache_ttl: 0,
     });
   });
 
