@@ -95,7 +95,13 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const lock: DataLock = acquireDataLock(config.dataDir);
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    const stores = await openStores(config.dataDir, log);
+    const stores = await openStores(config.dataDir, log, {
+      historyCutoff: async (settingsStore) => {
+        const saved = new SettingsService(settingsStore, settingsFromConfig(config));
+        await saved.load();
+        return clock.now() - saved.get().history_days * 86_400_000;
+      },
+    });
     const files = new FileStore(config.dataDir);
     await files.init();
     const adminToken = loadOrCreateAdminToken(config.dataDir);

@@ -6,6 +6,8 @@ import Datastore from 'nedb-promises';
 import type { Logger } from '../logger.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
+import { FileStore } from './file-store.js';
+import { dropJobsBefore } from './history-prefilter.js';
 
 /** A NeDB datastore of plain documents. */
 // NeDB documents are untyped until each store is a typed class of its own (issue 14).
@@ -23,16 +25,33 @@ export interface Stores {
 
 const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'settings', 'webhooks'] as const;
 
+export interface OpenOptions {
+  /**
+   * Given the settings store, the time before which ended jobs are past the history period, or
+   * null to load jobs.db whole: those jobs' lines are left out of the file before it is loaded.
+   */
+  historyCutoff?: (settings: Store) => Promise<number | null>;
+}
+
 /**
  * Opens every datastore in `dataDir`. A file with unreadable lines (a write cut short by a
  * crash or a full disk) still opens: the unreadable lines are reported, a copy of the
  * original file is kept beside it, and the readable documents are loaded.
  */
-export async function openStores(dataDir: string, logger: Logger): Promise<Stores> {
+export async function openStores(dataDir: string, logger: Logger, options: OpenOptions = {}): Promise<Stores> {
   const log = logger.child({ component: 'stores' });
   await fs.mkdir(dataDir, { recursive: true });
-  const entries = await Promise.all(NAMES.map(async (name) => [name, await openStore(dataDir, name, log)] as const));
-  const stores = Object.fromEntries(entries) as unknown as Stores;
+  // Settings first: the history period they hold decides what of jobs.db is loaded at all.
+  const settings = await openStore(dataDir, 'settings', log);
+  const cutoff = options.historyCutoff ? await options.historyCutoff(settings) : null;
+  if (cutoff !== null) {
+    const { withFiles } = await dropJobsBefore(path.join(dataDir, 'jobs.db'), cutoff, log);
+    const files = new FileStore(dataDir);
+    for (const { jobId, image } of withFiles) await files.remove(image ?? undefined, jobId);
+  }
+  const others = NAMES.filter((name) => name !== 'settings');
+  const entries = await Promise.all(others.map(async (name) => [name, await openStore(dataDir, name, log)] as const));
+  const stores = Object.fromEntries([...entries, ['settings', settings]]) as unknown as Stores;
   await Promise.all([
     keyHashIndex(stores.keys, log),
     stores.keys.ensureIndex({ fieldName: 'account_id' }),
