@@ -1,0 +1,257 @@
+// The store-scale benchmark: a data directory holding N job records spread over a year, and the
+// service started on it. `npm run bench:store -- [--sizes 10000,100000,400000] [--samples N]`.
+// Measures start-up (spawn to listening), the server's RSS once settled, and the latency of a
+// status read, the usage, an image, the admin job list and the admin status; prints a table,
+// each figure's ratio largest/smallest N, and the largest N once more without a history period
+// (history_days 3650, as before there was one) to show what the period saves.
+import { type ChildProcess, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { DEFAULT_CHROMIUM_PATH } from './scenarios.js';
+import { quantile } from './stats.js';
+
+const DAY = 86_400_000;
+const RETENTION_DAYS = 7;
+/** The smallest valid PNG (1×1), what every kept image holds here. */
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c63f8cf00000301010018dd8db40000000049454e44ae426082', 'hex');
+
+const { values: flags } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000,400000' },
+    samples: { type: 'string', default: '40' },
+    chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH },
+  },
+});
+const sizes = flags.sizes!.split(',').map(Number);
+const samples = Number(flags.samples);
+const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../server/cli.js');
+
+interface Running {
+  url: string;
+  pid: number;
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+async function serve(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
+  const started = performance.now();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--egress-allow', '127.0.0.1/32', '--chromium', flags.chromium!],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-10_000)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the service did not start: ${stderr}`)), 300_000);
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited with ${code}: ${stderr}`)));
+  });
+  const startMs = performance.now() - started;
+  return {
+    url,
+    pid: child.pid!,
+    startMs,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** The admin token's and the key's files, made once by a real start: every size starts from copies. */
+async function seed(): Promise<{ dir: string; accountId: string; key: string }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-store-seed-'));
+  const running = await serve(dir);
+  const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
+  const admin = async (route: string, body: unknown) => {
+    const res = await fetch(`${running.url}/admin/api${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return (await res.json()) as { id: string; key: string };
+  };
+  const account = await admin('/accounts', { email: 'year@example.test', email_verified: true, daily_limit: 1_000_000, monthly_limit: 100_000_000 });
+  const key = await admin(`/accounts/${account.id}/keys`, { name: 'store bench' });
+  await running.stop();
+  return { dir, accountId: account.id, key: key.key };
+}
+
+/** `n` completed jobs of one account spread evenly over the last 365 days, newest last, with their usage per day. */
+async function writeYear(dir: string, accountId: string, n: number): Promise<{ recentJob: string; recentImage: string }> {
+  const now = Date.now();
+  const files = path.join(dir, 'files');
+  await fs.mkdir(files, { recursive: true });
+  const jobs = await fs.open(path.join(dir, 'jobs.db'), 'w', 0o600);
+  const perDay = new Map<string, number>();
+  let chunk = '';
+  let recentJob = '';
+  let recentImage = '';
+  for (let i = 0; i < n; i++) {
+    const created = now - 365 * DAY + Math.floor(((i + 1) / n) * 365 * DAY) - 60_000;
+    const id = `job_${crypto.randomBytes(12).toString('hex')}`;
+    const image = `${crypto.randomBytes(18).toString('base64url')}.png`;
+    const expired = created < now - RETENTION_DAYS * DAY;
+    const record = {
+      _id: id,
+      account_id: accountId,
+      key_id: 'k',
+      batch_id: id.replace('job_', 'batch_'),
+      url: `https://example.com/page/${i}`,
+      device: 'desktop',
+      preset: 'desktop',
+      full_page: false,
+      googlebot: false,
+      viewport: null,
+      format: 'png',
+      quality: null,
+      callback_url: null,
+      base_url: 'http://127.0.0.1:8080',
+      status: 'completed',
+      progress: 100,
+      created_at: created,
+      started_at: created + 5,
+      completed_at: created + 900,
+      error: null,
+      image_file: image,
+      has_page_source: !expired,
+      truncated: false,
+      blocked_requests: 0,
+      attempts: 1,
+      duration_ms: 895,
+      expired,
+      http_status: 200,
+      final_url: `https://example.com/page/${i}`,
+      page_title: 'Example Domain',
+    };
+    chunk += `${JSON.stringify(record)}\n`;
+    if (chunk.length > 1 << 20) {
+      await jobs.write(chunk);
+      chunk = '';
+    }
+    if (!expired) {
+      await fs.writeFile(path.join(files, image), PNG);
+      recentJob = id;
+      recentImage = image;
+    }
+    const day = new Date(created).toISOString().slice(0, 10);
+    perDay.set(day, (perDay.get(day) ?? 0) + 1);
+  }
+  await jobs.write(chunk);
+  await jobs.close();
+  const usage = [...perDay].map(([day, count]) => JSON.stringify({ _id: crypto.randomBytes(8).toString('hex'), account_id: accountId, day, month: day.slice(0, 7), count }));
+  await fs.writeFile(path.join(dir, 'usage.db'), `${usage.join('\n')}\n`, { mode: 0o600 });
+  return { recentJob, recentImage };
+}
+
+/** p50 latency of `samples` GETs, spaced to stay under the per-second limit of 10 per account. */
+async function p50(url: string, headers: Record<string, string>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now();
+    const res = await fetch(url, { headers });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+    times.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 110));
+  }
+  return quantile(times, 0.5);
+}
+
+interface Row {
+  label: string;
+  jobs: number;
+  dbMb: number;
+  startS: number;
+  rssMb: number;
+  status: number;
+  usage: number;
+  file: number;
+  adminJobs: number;
+  adminStatus: number;
+}
+
+async function measure(base: { dir: string; accountId: string; key: string }, n: number, env: Record<string, string>, label: string): Promise<Row> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-store-'));
+  try {
+    for (const file of ['accounts.db', 'keys.db', 'settings.db', 'admin-token', 'job-secrets.key']) {
+      await fs.copyFile(path.join(base.dir, file), path.join(dir, file)).catch(() => undefined);
+    }
+    const { recentJob, recentImage } = await writeYear(dir, base.accountId, n);
+    const dbMb = (await fs.stat(path.join(dir, 'jobs.db'))).size / 2 ** 20;
+    const running = await serve(dir, env);
+    try {
+      // The sweep at start (expiry, the history period, compaction) settles first.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
+      const admin = { authorization: `Bearer ${token}` };
+      const v1 = { 'x-api-key': base.key };
+      const row: Row = {
+        label,
+        jobs: n,
+        dbMb,
+        startS: running.startMs / 1000,
+        rssMb: await rssMb(running.pid),
+        status: await p50(`${running.url}/v1/screenshot/${recentJob}`, v1),
+        usage: await p50(`${running.url}/v1/usage`, v1),
+        file: await p50(`${running.url}/v1/files/${recentImage}`, {}),
+        adminJobs: await p50(`${running.url}/admin/api/jobs?limit=50`, admin),
+        adminStatus: await p50(`${running.url}/admin/api/status`, admin),
+      };
+      row.rssMb = Math.max(row.rssMb, await rssMb(running.pid));
+      return row;
+    } finally {
+      await running.stop();
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+async function main(): Promise<void> {
+  const base = await seed();
+  const rows: Row[] = [];
+  try {
+    for (const n of sizes) {
+      rows.push(await measure(base, n, {}, 'history 90 days'));
+      console.error(`measured ${n} jobs`);
+    }
+    rows.push(await measure(base, sizes[sizes.length - 1], { SCREENSHOT_HISTORY_DAYS: '3650' }, 'no history period'));
+  } finally {
+    await fs.rm(base.dir, { recursive: true, force: true });
+  }
+  console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+  console.log('| jobs stored | | jobs.db | start-up | server RSS | status read p50 | usage p50 | image p50 | admin job list p50 | admin status p50 |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.jobs.toLocaleString('en')} | ${r.label} | ${fmt(r.dbMb, 0)} MB | ${fmt(r.startS)} s | ${fmt(r.rssMb, 0)} MB | ${fmt(r.status)} ms | ${fmt(r.usage)} ms | ${fmt(r.file)} ms | ${fmt(r.adminJobs)} ms | ${fmt(r.adminStatus)} ms |`,
+    );
+  }
+  const small = rows[0];
+  const large = rows[sizes.length - 1];
+  const keys = ['startS', 'rssMb', 'status', 'usage', 'file', 'adminJobs', 'adminStatus'] as const;
+  console.log(`ratio ${large.jobs}/${small.jobs} ${keys.map((k) => `${k}=${fmt(large[k] / small[k], 2)}`).join(' ')}`);
+}
+
+await main();
