@@ -27,6 +27,10 @@ export interface JobServiceDeps {
   secrets: SecretBox;
 }
 
+const HOUR = 3_600_000;
+/** How far back the job list looks at a time, widening until a page is full. */
+const LIST_WINDOWS = [HOUR, 24 * HOUR, 7 * 24 * HOUR, 30 * 24 * HOUR, Infinity];
+
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 
 /** A job a request got: made for it, or (`cached`) an identical earlier one served from the cache. */
@@ -220,22 +224,30 @@ export class JobService {
     return this.deps.ends.overlay((await this.deps.store.findOne({ image_file: imageFile })) as JobRecord | null);
   }
 
-  /** Job history, newest first, for the admin. */
+  /**
+   * Job history, newest first, for the admin. Read in widening windows of creation time (the
+   * last hour, day, week, month, then all), each a range of the created_at index, so a page of
+   * the newest jobs costs what the last hours hold rather than a sort of the whole history.
+   */
   async list(filter: { status?: JobStatus; account_id?: string; before?: string; limit: number }): Promise<JobRecord[]> {
-    const query: Record<string, unknown> = {};
-    if (filter.status) query.status = filter.status;
-    if (filter.account_id) query.account_id = filter.account_id;
-    if (filter.before) {
-      const cursor = await this.find(filter.before);
-      if (cursor) {
-        query.$or = [
-          { created_at: { $lt: cursor.created_at } },
-          { created_at: cursor.created_at, _id: { $lt: cursor._id } },
-        ];
-      }
+    const cursor = filter.before ? await this.find(filter.before) : null;
+    const upper = cursor ? cursor.created_at : Infinity;
+    const wanted = (job: JobRecord) =>
+      (!filter.status || job.status === filter.status) &&
+      (!filter.account_id || job.account_id === filter.account_id) &&
+      (!cursor || job.created_at < cursor.created_at || (job.created_at === cursor.created_at && job._id < cursor._id));
+    const end = Number.isFinite(upper) ? upper : Math.max(this.deps.clock.now(), 0);
+    for (const span of LIST_WINDOWS) {
+      const range: Record<string, number> = {};
+      if (Number.isFinite(span)) range.$gte = end - span;
+      if (Number.isFinite(upper)) range.$lte = upper;
+      const query = Object.keys(range).length ? { created_at: range } : {};
+      const found = ((await this.deps.store.find(query)) as JobRecord[]).filter(wanted);
+      if (found.length < filter.limit && Number.isFinite(span)) continue;
+      found.sort((a, b) => b.created_at - a.created_at || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
+      return found.slice(0, filter.limit).map((job) => this.deps.ends.overlay(job)!);
     }
-    const jobs = (await this.deps.store.find(query).sort({ created_at: -1, _id: -1 }).limit(filter.limit)) as JobRecord[];
-    return jobs.map((job) => this.deps.ends.overlay(job)!);
+    return [];
   }
 
   /** Jobs ended per hour over the last `hours` hours, oldest first. */

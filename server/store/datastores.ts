@@ -57,6 +57,9 @@ export async function openStores(dataDir: string, logger: Logger, options: OpenO
     stores.keys.ensureIndex({ fieldName: 'account_id' }),
     stores.jobs.ensureIndex({ fieldName: 'account_id' }),
     stores.jobs.ensureIndex({ fieldName: 'status' }),
+    // The job list (newest first, in time windows) and the dashboard's hours read ranges of these.
+    stores.jobs.ensureIndex({ fieldName: 'created_at' }),
+    stores.jobs.ensureIndex({ fieldName: 'completed_at', sparse: true }),
     // GET /v1/files/<name> looks the job up by its image file on every request, unauthenticated.
     stores.jobs.ensureIndex({ fieldName: 'image_file', sparse: true }),
     // Result-cache lookups (cache_ttl), on jobs whose request asked for one.
