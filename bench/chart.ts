@@ -1,6 +1,13 @@
 import type { RunSummary } from './stats.js';
 
-const COLOURS: Record<string, string> = { service: '#2563eb', raw: '#f59e0b', 'new-browser': '#9ca3af' };
+const COLOURS: Record<string, string> = {
+  service: '#2563eb',
+  raw: '#f59e0b',
+  'new-browser': '#9ca3af',
+  'capture-website': '#db2777',
+  browserless: '#7c3aed',
+  floor: '#10b981',
+};
 const FONT = 'font-family="system-ui, sans-serif"';
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

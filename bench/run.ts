@@ -1,5 +1,7 @@
-// The benchmark: the service end to end against a raw playwright-core loop and a new browser
-// per capture, on the same fixture pages, in one run. `npm run bench -- [--quick] [--soak N]
+// The benchmark: the service end to end against the tools people would use instead
+// (capture-website, microlink's browserless), a raw playwright-core loop, a new browser per
+// capture and the no-isolation floor (pages reused), on the same fixture pages, in one run; then
+// a render link served from the result cache against one that captures. `npm run bench -- [--quick] [--soak N]
 // [--rounds N] [--chromium PATH] [--concurrency N,...] [--docs]`. It prints a table, writes
 // bench/results/latest.json and bench.svg (with --docs also to docs/img/, for figures being
 // published), and ends with the ratio line.
@@ -16,7 +18,9 @@ import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCaptur
 import { benchmarkChart, soakChart, type SoakSample } from './chart.js';
 import { compareImages, type ImageComparison } from './image-check.js';
 import { busyCpuMs, describeMachine, type MachineInfo } from './machine.js';
+import { ReusedPages, startPeers } from './peer-tools.js';
 import { browsersPss, snapshotTree } from './process-tree.js';
+import { measureRenderLinks } from './render-links.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
 import { type ServiceUnderTest, startService } from './service-client.js';
 import { closedLoop, type LoopResult, quantile, type RunSummary, summarise } from './stats.js';
@@ -212,6 +216,8 @@ async function main() {
   log('starting the service (the headless server in its own process) and a warm Chromium for the raw loop');
   const service = await startService({ chromiumPath });
   const browser = await launch(chromiumPath);
+  const peers = await startPeers(chromiumPath, browser.version());
+  const floor = new ReusedPages(browser);
   try {
     // The first capture of each page by each side: warms both up and gives the images to compare.
     const images: ImageComparison[] = [];
@@ -223,6 +229,9 @@ async function main() {
       { name: 'service', pid: service.pid, browsersOnly: false, capture: (i) => service.capture(url(i), scenarioAt(i)) },
       { name: 'raw', pid: process.pid, browsersOnly: true, capture: (i) => rawCapture(browser, url(i), scenarioAt(i)) },
       { name: 'new-browser', pid: process.pid, browsersOnly: true, capture: (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i)) },
+      { name: 'capture-website', pid: process.pid, browsersOnly: true, capture: (i) => peers.captureWebsite(url(i), scenarioAt(i)) },
+      { name: 'browserless', pid: process.pid, browsersOnly: true, capture: (i) => peers.browserless(url(i), scenarioAt(i)) },
+      { name: 'floor', pid: process.pid, browsersOnly: true, capture: (i) => floor.capture(url(i), scenarioAt(i)) },
     ];
     for (const level of levels) {
       await service.setConcurrency(level);
@@ -230,10 +239,14 @@ async function main() {
     }
     const idle = await idleLatency(service, browser, url(0));
     log(`  idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, reused page p50 ${Math.round(idle.reusedSmallP50)} ms`);
+    log('render links: captured on every load, then served from the result cache');
+    const render = await measureRenderLinks({ admin: service.admin, pageUrl: url(0), uncached: flags.quick ? 3 : 10, hits: flags.quick ? 20 : 80 });
     const durations = await service.jobDurations();
     const serverSide = Object.fromEntries(
       MIX.map((s) => [s.name, Math.round(quantile(durations.filter((d) => d.url.endsWith(s.path)).map((d) => d.durationMs), 0.5))]),
     );
+    await floor.close();
+    await peers.close();
     await browser.close();
     const soak = soakCaptures > 0 ? await soakRun(service, url) : [];
     machine.loadAtEnd = os.loadavg()[0];
@@ -246,6 +259,9 @@ async function main() {
         {
           serviceOverRaw: ratio(at('service', level).capturesPerSecond, at('raw', level).capturesPerSecond),
           serviceOverNewBrowser: ratio(at('service', level).capturesPerSecond, at('new-browser', level).capturesPerSecond),
+          serviceOverCaptureWebsite: ratio(at('service', level).capturesPerSecond, at('capture-website', level).capturesPerSecond),
+          serviceOverBrowserless: ratio(at('service', level).capturesPerSecond, at('browserless', level).capturesPerSecond),
+          serviceOverFloor: ratio(at('service', level).capturesPerSecond, at('floor', level).capturesPerSecond),
         },
       ]),
     );
@@ -256,6 +272,10 @@ async function main() {
       serviceOverRawAtC2: { target: 1.5, measured: ratios.c2.serviceOverRaw },
       serviceOverNewBrowser: { target: 4, measured: headline.serviceOverNewBrowser },
       idleSmallLatencyOverReusedPage: { target: 2, measured: latencyRatio, lowerIsBetter: true },
+      serviceOverCaptureWebsiteAtC2: { target: 1.5, measured: ratios.c2.serviceOverCaptureWebsite },
+      serviceOverBrowserlessAtC2: { target: 1.5, measured: ratios.c2.serviceOverBrowserless },
+      serviceOverFloorAtC2: { target: 0.75, measured: ratios.c2.serviceOverFloor },
+      renderLinkHitP50Ms: { target: 20, measured: render.hitP50, lowerIsBetter: true },
     };
 
     console.log('');
@@ -266,6 +286,10 @@ async function main() {
     console.log(`  service, inside the server (capture start to stored): ${Object.entries(serverSide).map(([k, v]) => `${k} ${v}`).join('  ')}`);
     console.log('');
     console.log(`idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, goto+screenshot on a reused page p50 ${Math.round(idle.reusedSmallP50)} ms (ratio ${fmt(latencyRatio)})`);
+    console.log(
+      `render link: capturing on every load p50 ${Math.round(render.uncachedP50)} ms, served from the cache p50 ${fmt(render.hitP50, 1)} ms ` +
+        `(p95 ${fmt(render.hitP95, 1)} ms, ${render.hits} loads; ${fmt(render.speedup, 0)}× faster)`,
+    );
     for (const img of images) {
       console.log(
         `image ${img.scenario}: ${img.width}x${img.height}, ${img.sameSize ? `${fmt(img.differingPixels * 100, 3)}% pixels differ` : 'DIFFERENT SIZE'}, ` +
@@ -304,6 +328,7 @@ async function main() {
           perScenarioP50Ms: all.map((r) => ({ method: r.summary.method, concurrency: r.summary.concurrency, ...r.scenarios })),
           serviceServerSideP50Ms: serverSide,
           idle: { serviceSmallP50Ms: idle.serviceSmallP50, reusedPageSmallP50Ms: idle.reusedSmallP50 },
+          renderLinks: render,
           ratios,
           targets,
           images,
@@ -320,8 +345,14 @@ async function main() {
       if (soak.length) await fs.copyFile(path.join(outDir, 'soak.svg'), path.join(docsImg, 'soak.svg'));
     }
     console.log(`results: ${path.join(outDir, 'latest.json')}, chart: ${path.join(outDir, 'bench.svg')}`);
-    console.log(`ratio service/raw=${fmt(headline.serviceOverRaw)} service/new-browser=${fmt(headline.serviceOverNewBrowser)}`);
+    console.log(
+      `ratio service/raw=${fmt(headline.serviceOverRaw)} service/new-browser=${fmt(headline.serviceOverNewBrowser)} ` +
+        `service/capture-website=${fmt(headline.serviceOverCaptureWebsite)} service/browserless=${fmt(headline.serviceOverBrowserless)} ` +
+        `service/floor=${fmt(headline.serviceOverFloor)}`,
+    );
   } finally {
+    await floor.close().catch(() => undefined);
+    await peers.close().catch(() => undefined);
     await browser.close().catch(() => undefined);
     await service.close();
     await fixtures.close();

@@ -22,6 +22,8 @@ export interface ServiceUnderTest {
   setConcurrency(n: number): Promise<void>;
   /** Server-side time of every ended job (start of capture to stored), newest first. */
   jobDurations(): Promise<Array<{ url: string; durationMs: number }>>;
+  /** Calls the service's admin API with its token; resolves with the JSON answer. */
+  admin(method: string, route: string, body?: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,7 @@ export async function startService(options: { chromiumPath: string; concurrency?
     });
 
   return {
+    admin,
     pid: child.pid!,
     url,
     async capture(pageUrl, s) {
