@@ -52,7 +52,8 @@ export interface Peers {
  * the service does by default: the viewport, scale and user agent of the scenario's preset, the
  * full page where the scenario asks, a PNG. browserless is told to wait for the load event and
  * nothing else (its defaults add network-idle waits, an ad blocker and retries while the picture
- * is white); capture-website has no such option and always waits for network idle (networkidle2).
+ * is white); capture-website is told not to block ads (its default fetches a block list on every
+ * call) and always waits for network idle (networkidle2), which it has no option to change.
  */
 export async function startPeers(executablePath: string, chromeVersion: string): Promise<Peers> {
   ensurePeersInstalled();
@@ -75,6 +76,8 @@ export async function startPeers(executablePath: string, chromeVersion: string):
         userAgent: v.userAgent,
         fullPage: s.fullPage,
         type: 'png',
+        // Its default fetches an ad-block list on every call; the service blocks nothing unless asked.
+        blockAds: false,
         timeout: 30,
         launchOptions: { executablePath, args: CHROMIUM_ARGS, headless: true },
       });
