@@ -95,18 +95,18 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const lock: DataLock = acquireDataLock(config.dataDir);
   const cleanups: Array<() => Promise<void>> = [];
   try {
+    // The settings are loaded as soon as their store is open: their history period decides what of jobs.db is loaded.
+    let settings!: SettingsService;
     const stores = await openStores(config.dataDir, log, {
       historyCutoff: async (settingsStore) => {
-        const saved = new SettingsService(settingsStore, settingsFromConfig(config));
-        await saved.load();
-        return clock.now() - saved.get().history_days * 86_400_000;
+        settings = new SettingsService(settingsStore, settingsFromConfig(config));
+        await settings.load();
+        return clock.now() - settings.get().history_days * 86_400_000;
       },
     });
     const files = new FileStore(config.dataDir);
     await files.init();
     const adminToken = loadOrCreateAdminToken(config.dataDir);
-    const settings = new SettingsService(stores.settings, settingsFromConfig(config));
-    await settings.load();
 
     const egress = createEgressPolicy(
       { allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan },
