@@ -49,25 +49,11 @@ export function fileRoutes(deps: FileRouteDeps): Router {
   const router = exactRouter();
   router.get('/v1/files/:name', async (ctx) => {
     const { name, maxAge } = await capability(ctx, deps, 'file');
-    const file = deps.files.imagePath(name);
-    let stat: fs.Stats;
-    try {
-      stat = await fs.promises.stat(file);
-    } catch {
-      throw notFound('No such file');
-    }
-    const etag = `"${name.slice(0, 24)}-${stat.size.toString(36)}"`;
-    ctx.set('ETag', etag);
-    ctx.set('Cache-Control', `private, max-age=${maxAge}, immutable`);
-    ctx.set('Last-Modified', stat.mtime.toUTCString());
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.type = IMAGE_CONTENT_TYPES[EXT_FORMAT[name.split('.').pop() ?? 'png']];
-    if (ctx.get('If-None-Match') === etag) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.length = stat.size;
-    ctx.body = fs.createReadStream(file);
+    await sendImage(ctx, deps.files.imagePath(name), IMAGE_CONTENT_TYPES[EXT_FORMAT[name.split('.').pop() ?? 'png']], () => notFound('No such file'), (stat) => ({
+      ETag: `"${name.slice(0, 24)}-${stat.size.toString(36)}"`,
+      'Cache-Control': `private, max-age=${maxAge}, immutable`,
+      'Last-Modified': stat.mtime.toUTCString(),
+    }));
   });
 
   // The thumbnail of an image, under the same capability name (the job list's small pictures).
@@ -81,6 +67,37 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     ctx.body = thumbnail;
   });
   return router;
+}
+
+/**
+ * Sends a stored image with the validators `headersFor` gives it (an ETag among them): 304 when
+ * the client's If-None-Match names that ETag (one of a list, weak or not), else the bytes,
+ * streamed. Throws `missing()` when the file is gone.
+ */
+export async function sendImage(
+  ctx: Context,
+  file: string,
+  type: string,
+  missing: () => Error,
+  headersFor: (stat: fs.Stats) => { ETag: string; 'Cache-Control': string } & Record<string, string>,
+): Promise<void> {
+  let stat: fs.Stats;
+  try {
+    stat = await fs.promises.stat(file);
+  } catch {
+    throw missing();
+  }
+  const headers = headersFor(stat);
+  ctx.set(headers);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  const match = ctx.get('If-None-Match');
+  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === headers.ETag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = type;
+  ctx.length = stat.size;
+  ctx.body = fs.createReadStream(file);
 }
 
 /**

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 
@@ -7,12 +5,13 @@ import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { ApiError, ValidationError } from '../errors.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { statusUrl } from '../jobs/job-resource.js';
+import { sendImage } from './file-routes.js';
 import { checkSignature, queryPairs, renderRequestBody } from './render-link.js';
 import { exactRouter } from './routing.js';
 import { RENDER_CACHE_TTL_SECONDS } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { v1Auth, type V1State } from './v1-auth.js';
-import { baseUrlOf, type V1Deps } from './v1-routes.js';
+import { baseUrlOf, requestJobs, type V1Deps } from './v1-routes.js';
 
 interface RenderState {
   pairs: Array<[string, string]>;
@@ -43,13 +42,11 @@ export function renderRoutes(deps: V1Deps): Router {
   });
 
   router.get('/render', auth, async (ctx) => {
-    const { account, key } = ctx.state.v1 as V1State;
     const { body, timeoutMs } = renderRequestBody((ctx.state as { render: RenderState }).render.pairs);
     const params = parseScreenshotParams(body, RENDER_CACHE_TTL_SECONDS);
     if (params.devices.length !== 1) throw new ValidationError('devices: a render link renders one device', 'devices');
     const base = baseUrlOf(ctx, deps.settings);
-    const [{ job, cached }] = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
-    if (params.cache_ttl > 0) deps.metrics?.cacheLookup(cached);
+    const [{ job, cached }] = await requestJobs(deps, ctx.state.v1 as V1State, params, base);
     ctx.set('X-Cache', cached ? 'hit' : 'miss');
     ctx.set('X-Job-Id', job._id);
     const ended = (await deps.jobs.waitForEnd(job._id, timeoutMs)) ?? job;
@@ -69,28 +66,16 @@ export function renderRoutes(deps: V1Deps): Router {
  * The job's image, with an ETag naming this result and a lifetime in caches: what is left of
  * the result's cache_ttl, and never past the image's retention.
  */
-async function serveImage(ctx: Context, deps: V1Deps, job: JobRecord, cacheTtl: number): Promise<void> {
+function serveImage(ctx: Context, deps: V1Deps, job: JobRecord, cacheTtl: number): Promise<void> {
   const name = job.image_file!;
-  const file = deps.files.imagePath(name);
-  let size: number;
-  try {
-    ({ size } = await fs.promises.stat(file));
-  } catch {
-    throw new ApiError(502, 'The captured image is no longer stored', 'Capture failed');
-  }
   const now = deps.clock.now();
   const completed = job.completed_at ?? now;
   const until = Math.min(completed + cacheTtl * 1000, completed + deps.settings.get().retention_days * 86_400_000);
-  const etag = `"${name.replace(/\.[a-z]+$/, '')}"`;
-  ctx.set('ETag', etag);
-  ctx.set('Cache-Control', `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  const match = ctx.get('If-None-Match');
-  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.type = IMAGE_CONTENT_TYPES[job.format];
-  ctx.length = size;
-  ctx.body = fs.createReadStream(file);
+  return sendImage(
+    ctx,
+    deps.files.imagePath(name),
+    IMAGE_CONTENT_TYPES[job.format],
+    () => new ApiError(502, 'The captured image is no longer stored', 'Capture failed'),
+    () => ({ ETag: `"${name.replace(/\.[a-z]+$/, '')}"`, 'Cache-Control': `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}` }),
+  );
 }

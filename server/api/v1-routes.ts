@@ -3,8 +3,9 @@ import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 
 import { ApiError, badRequest } from '../errors.js';
+import type { CreateParams } from '../jobs/job-record.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
-import type { JobService } from '../jobs/job-service.js';
+import type { JobService, RequestedJob } from '../jobs/job-service.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
@@ -29,6 +30,17 @@ export function baseUrlOf(ctx: Context, settings: SettingsService): string {
   return settings.get().public_base_url ?? `${ctx.protocol}://${ctx.host}`;
 }
 
+/**
+ * The jobs a request gets for its account and key (new ones charged to the limits, cached ones
+ * free), with the result cache's hits and misses counted when it asked for the cache.
+ */
+export async function requestJobs(deps: V1Deps, state: V1State, params: CreateParams, base: string): Promise<RequestedJob[]> {
+  const { account, key } = state;
+  const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
+  if (params.cache_ttl > 0) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
+  return requested;
+}
+
 const jsonBody = bodyParser({
   enableTypes: ['json'],
   jsonLimit: `${MAX_BODY_KB}kb`,
@@ -49,14 +61,12 @@ export function v1Routes(deps: V1Deps): Router {
     if (!ctx.is('application/json')) throw badRequest('Content-Type must be application/json');
     await next();
   }, jsonBody, async (ctx) => {
-    const { account, key } = ctx.state.v1 as V1State;
     const params = parseScreenshotParams((ctx.request as unknown as { body: unknown }).body);
     const base = baseUrlOf(ctx, deps.settings);
     // Jobs that could not be stored (a full disk) are not counted, nor results served from the cache.
-    const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
+    const requested = await requestJobs(deps, ctx.state.v1 as V1State, params, base);
     const fresh = requested.filter((r) => !r.cached).length;
     const withCache = params.cache_ttl > 0;
-    if (withCache) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
     const first = requested[0];
     ctx.status = 201;
     ctx.body = {
