@@ -18,7 +18,7 @@ import type { WebhookService } from '../webhooks/webhook-service.js';
 import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminOpenApiRoute } from './openapi.js';
-import { queryText, renderRequestBody, signedRenderUrl } from './render-link.js';
+import { queryText, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
 import { GatedRouter } from './routing.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
 import { parseScreenshotParams } from './screenshot-params.js';
@@ -156,9 +156,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     // as its query would be), so a link that could only be refused is not made.
     const { expires, render_timeout: renderTimeout, ...options } = (request ?? {}) as Record<string, unknown>;
     parseScreenshotParams(options);
-    renderRequestBody([
-      ...(renderTimeout === undefined ? [] : [['render_timeout', String(renderTimeout)] as [string, string]]),
-    ]);
+    if (renderTimeout !== undefined) renderTimeoutSeconds(queryText('render_timeout', renderTimeout));
     if (expires !== undefined && !(Number.isInteger(expires) && (expires as number) > 0)) throw new ValidationError('expires must be a Unix time in seconds', 'expires');
     const found = await deps.keys.forRenderLink(ctx.params.id);
     if (!found) throw new ValidationError('the key is revoked; a revoked key signs no render links', 'key_id');

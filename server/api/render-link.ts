@@ -78,16 +78,21 @@ export function renderRequestBody(pairs: ReadonlyArray<readonly [string, string]
   let timeoutSeconds = MAX_RENDER_TIMEOUT_SECONDS;
   for (const [name, value] of pairs) {
     if (name === 'render_timeout') {
-      if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_RENDER_TIMEOUT_SECONDS) {
-        throw new ValidationError(`render_timeout must be a whole number of seconds from 1 to ${MAX_RENDER_TIMEOUT_SECONDS}`, 'render_timeout');
-      }
-      timeoutSeconds = Number(value);
+      timeoutSeconds = renderTimeoutSeconds(value);
       continue;
     }
     if ((RENDER_LINK_PARAMS as readonly string[]).includes(name)) continue;
     body[name] = typedValue(name, value, FIELDS[name]);
   }
   return { body, timeoutMs: timeoutSeconds * 1000 };
+}
+
+/** A render link's `render_timeout`: whole seconds from 1 to the most, or a 400 naming it. */
+export function renderTimeoutSeconds(value: string): number {
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_RENDER_TIMEOUT_SECONDS) {
+    throw new ValidationError(`render_timeout must be a whole number of seconds from 1 to ${MAX_RENDER_TIMEOUT_SECONDS}`, 'render_timeout');
+  }
+  return Number(value);
 }
 
 function typedValue(name: string, value: string, schema: FieldSchema | undefined): unknown {
