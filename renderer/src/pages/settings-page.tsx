@@ -128,52 +128,37 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
     }
   };
 
+  /** The number fields `fields`, each with its bounds, unit, hint and error. */
+  const numberFields = (fields: readonly NumberField[]) =>
+    fields.map((f) => (
+      <TextField
+        key={f}
+        label={NUMBER_INFO[f].label}
+        type="number"
+        min={NUMBER_INFO[f].min}
+        max={NUMBER_INFO[f].max}
+        step={NUMBER_INFO[f].perUnit ? 'any' : undefined}
+        unit={NUMBER_INFO[f].perUnit ? 's' : undefined}
+        name={f}
+        value={numbers[f]}
+        onInput={(v) => setNumbers((n) => ({ ...n, [f]: v }))}
+        hint={NUMBER_INFO[f].hint}
+        error={errors[f]}
+      />
+    ));
+
   return (
     <form class="settings" onSubmit={submit} noValidate>
       <fieldset class="card">
         <legend class="card-title">Capture</legend>
         <div class="field-grid">
-          {(['concurrency', 'queue_limit', 'navigation_timeout_ms', 'capture_timeout_ms', 'full_page_max_height'] as const).map((f) => (
-            <TextField
-              key={f}
-              label={NUMBER_INFO[f].label}
-              type="number"
-              min={NUMBER_INFO[f].min}
-              max={NUMBER_INFO[f].max}
-              step={NUMBER_INFO[f].perUnit ? 'any' : undefined}
-              unit={NUMBER_INFO[f].perUnit ? 's' : undefined}
-              name={f}
-              value={numbers[f]}
-              onInput={(v) => setNumbers((n) => ({ ...n, [f]: v }))}
-              hint={NUMBER_INFO[f].hint}
-              error={errors[f]}
-            />
-          ))}
+          {numberFields(['concurrency', 'queue_limit', 'navigation_timeout_ms', 'capture_timeout_ms', 'full_page_max_height'])}
         </div>
       </fieldset>
       <fieldset class="card">
         <legend class="card-title">Retention</legend>
         <div class="field-grid">
-          <TextField
-            label={NUMBER_INFO.retention_days.label}
-            type="number"
-            min={1}
-            name="retention_days"
-            value={numbers.retention_days}
-            onInput={(v) => setNumbers((n) => ({ ...n, retention_days: v }))}
-            hint={NUMBER_INFO.retention_days.hint}
-            error={errors.retention_days}
-          />
-          <TextField
-            label={NUMBER_INFO.history_days.label}
-            type="number"
-            min={1}
-            name="history_days"
-            value={numbers.history_days}
-            onInput={(v) => setNumbers((n) => ({ ...n, history_days: v }))}
-            hint={NUMBER_INFO.history_days.hint}
-            error={errors.history_days}
-          />
+          {numberFields(['retention_days', 'history_days'])}
         </div>
       </fieldset>
       <fieldset class="card">
