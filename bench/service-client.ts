@@ -13,6 +13,36 @@ import type { Scenario } from './scenarios.js';
 const ACCOUNTS = 30;
 const REQUEST_TIMEOUT_MS = 120_000;
 
+/**
+ * `screenshot-appliance serve` from the build on 127.0.0.1 and a free port, on `dataDir`: resolves
+ * with the process and its address once it says it is listening (what comes before, such as
+ * log lines, is passed over), or rejects with its last output when it exits or `timeoutMs` passes.
+ */
+export async function spawnServe(
+  dataDir: string,
+  options: { chromiumPath: string; args?: string[]; env?: Record<string, string>; timeoutMs?: number },
+): Promise<{ child: ChildProcess; url: string }> {
+  const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../server/cli.js');
+  const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--egress-allow', '127.0.0.1/32', '--chromium', options.chromiumPath];
+  const child: ChildProcess = spawn(process.execPath, [...args, ...(options.args ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-10_000)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the service did not start: ${stderr}`)), options.timeoutMs ?? 60_000);
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited with ${code}: ${stderr}`)));
+  });
+  return { child, url };
+}
+
 /** A running service (the headless CLI in its own process) and a client that captures through it. */
 export interface ServiceUnderTest {
   pid: number;
@@ -35,21 +65,9 @@ interface Waiter {
 /** Starts `screenshot-appliance serve` from the build on 127.0.0.1 with a fresh data directory. */
 export async function startService(options: { chromiumPath: string; concurrency?: number }): Promise<ServiceUnderTest> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-bench-'));
-  const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../server/cli.js');
-  const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--egress-allow', '127.0.0.1/32', '--chromium', options.chromiumPath];
-  if (options.concurrency) args.push('--concurrency', String(options.concurrency));
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-10_000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start: ${stderr}`)), 60_000);
-    readline.createInterface({ input: child.stdout! }).once('line', (line) => {
-      clearTimeout(timer);
-      const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (match) resolve(match[1]);
-      else reject(new Error(`unexpected first line: ${line}`));
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited with ${code}: ${stderr}`)));
+  const { child, url } = await spawnServe(dataDir, {
+    chromiumPath: options.chromiumPath,
+    args: options.concurrency ? ['--concurrency', String(options.concurrency)] : [],
   });
 
   const token = (await fs.readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();

@@ -4,16 +4,14 @@
 // status read, the usage, an image, the admin job list and the admin status; prints a table,
 // each figure's ratio largest/smallest N, and the largest N once more without a history period
 // (history_days 3650, as before there was one) to show what the period saves.
-import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { DEFAULT_CHROMIUM_PATH } from './scenarios.js';
+import { spawnServe } from './service-client.js';
 import { quantile } from './stats.js';
 
 const DAY = 86_400_000;
@@ -30,7 +28,6 @@ const { values: flags } = parseArgs({
 });
 const sizes = flags.sizes!.split(',').map(Number);
 const samples = Number(flags.samples);
-const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../server/cli.js');
 
 interface Running {
   url: string;
@@ -41,23 +38,8 @@ interface Running {
 
 async function serve(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
   const started = performance.now();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--egress-allow', '127.0.0.1/32', '--chromium', flags.chromium!],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
-  );
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-10_000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start: ${stderr}`)), 300_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (!match) return;
-      clearTimeout(timer);
-      resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited with ${code}: ${stderr}`)));
-  });
+  // A year of history without a history period takes a while to load.
+  const { child, url } = await spawnServe(dataDir, { chromiumPath: flags.chromium!, env, timeoutMs: 300_000 });
   const startMs = performance.now() - started;
   return {
     url,
