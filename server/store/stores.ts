@@ -1,0 +1,159 @@
+import type { Settings } from '../api/schemas/admin.js';
+import type { AccountRecord } from '../auth/accounts.js';
+import type { KeyRecord } from '../auth/api-keys.js';
+import type { JobRecord, JobStatus } from '../jobs/job-record.js';
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
+
+/*
+ * The stores the services work through. Each backend (NeDB in the data directory, PostgreSQL
+ * for a cluster) implements every one of them and passes one conformance suite
+ * (test/store/conformance.test.ts); nothing outside server/store/ knows which backend runs.
+ * Times are epoch milliseconds; ids are strings the services make (jobs, deliveries) or the
+ * store makes (accounts, keys).
+ */
+
+/** A page of the admin job list: newest first, after an optional cursor. */
+export interface JobListFilter {
+  status?: JobStatus;
+  account_id?: string;
+  /** Only jobs older than this one, in list order (created_at, then id, both descending). */
+  before?: { created_at: number; id: string };
+  limit: number;
+}
+
+/** The fields a job's state changes set. */
+export type JobChange = Partial<Omit<JobRecord, '_id' | 'account_id' | 'key_id' | 'batch_id' | 'created_at'>>;
+
+export interface JobStore {
+  insert(jobs: readonly JobRecord[]): Promise<void>;
+  get(id: string): Promise<JobRecord | null>;
+  /** The job holding this image file (GET /v1/files/<name>, unauthenticated: one indexed read). */
+  byImage(imageFile: string): Promise<JobRecord | null>;
+  /** Sets fields; false when there is no such job. */
+  update(id: string, change: JobChange): Promise<boolean>;
+  /** Up to `limit` jobs with this result-cache key, newest first. */
+  byCacheKey(cacheKey: string, limit: number): Promise<JobRecord[]>;
+  /** The admin job list: newest first (created_at, then id, descending). */
+  list(filter: JobListFilter): Promise<JobRecord[]>;
+  /** Jobs waiting or running, oldest first. */
+  unfinished(): Promise<JobRecord[]>;
+  /** How many jobs match, by account and states (tests and the shutdown line). */
+  count(filter?: { account_id?: string; status?: readonly JobStatus[] }): Promise<number>;
+  /** Up to `limit` ended jobs created before `cutoff` (the history period's purge). */
+  endedBefore(cutoff: number, limit: number): Promise<JobRecord[]>;
+  /** Ended jobs not yet expired that ended before `cutoff` (the retention sweep). */
+  toExpire(cutoff: number): Promise<JobRecord[]>;
+  /** Removes these jobs; returns how many were removed. */
+  remove(ids: readonly string[]): Promise<number>;
+}
+
+export type NewAccount = Omit<AccountRecord, '_id'>;
+
+export interface AccountStore {
+  insert(account: NewAccount): Promise<AccountRecord>;
+  /** Every account, oldest first. */
+  list(): Promise<AccountRecord[]>;
+  get(id: string): Promise<AccountRecord | null>;
+  byEmail(email: string): Promise<AccountRecord | null>;
+  update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void>;
+  remove(id: string): Promise<void>;
+}
+
+export type NewKey = Omit<KeyRecord, '_id'>;
+
+export interface KeyStore {
+  insert(key: NewKey): Promise<KeyRecord>;
+  get(id: string): Promise<KeyRecord | null>;
+  /** Every record with this key hash: one, or none (two only in a damaged store, see ApiKeyService.authenticate). */
+  byHash(hash: string): Promise<KeyRecord[]>;
+  /** An account's keys, oldest first. */
+  byAccount(accountId: string): Promise<KeyRecord[]>;
+  update(id: string, change: Partial<Omit<KeyRecord, '_id' | 'account_id' | 'hash'>>): Promise<void>;
+  revokeAll(accountId: string): Promise<void>;
+  remove(id: string): Promise<void>;
+}
+
+/** Calls counted for one account on one UTC day (`YYYY-MM-DD`, in month `YYYY-MM`). */
+export interface UsageDay {
+  account_id: string;
+  day: string;
+  count: number;
+}
+
+/** What an admission finds: the calls already counted today and this month, before this one. */
+export interface Admission {
+  admitted: boolean;
+  today: number;
+  month: number;
+}
+
+export interface UsageStore {
+  /**
+   * Counts `calls` on `day` when the account's counts for that day and month plus `calls` stay
+   * within its limits, as one step no other admission of the account interleaves with (a
+   * transaction in PostgreSQL, so nodes of a cluster together admit exactly the limit).
+   */
+  admit(accountId: string, at: { day: string; month: string }, calls: number, limits: { daily: number; monthly: number }): Promise<Admission>;
+  /** Adds `calls` (negative: a refund) to an account's day. */
+  add(accountId: string, at: { day: string; month: string }, calls: number): Promise<void>;
+  /** The account's days of a month. */
+  month(accountId: string, month: string): Promise<UsageDay[]>;
+  /** Days from `fromDay` on, of one account or all. */
+  since(accountId: string | undefined, fromDay: string): Promise<UsageDay[]>;
+}
+
+/** Jobs ended in one UTC hour (`hour`: epoch ms of its start), kept as jobs end for the dashboard. */
+export interface HourlyEnds {
+  hour: number;
+  completed: number;
+  failed: number;
+}
+
+export interface StatsStore {
+  /** Counts one job's end in the hour it ended. */
+  countEnd(hour: number, status: 'completed' | 'failed'): Promise<void>;
+  /** The hours from `fromHour` on that have ends. */
+  hoursSince(fromHour: number): Promise<HourlyEnds[]>;
+  /** Forgets hours before `beforeHour`. */
+  prune(beforeHour: number): Promise<void>;
+}
+
+export interface SettingsStore {
+  /** What the admin saved, or null when nothing was. */
+  load(): Promise<Partial<Settings> | null>;
+  save(values: Partial<Settings>): Promise<void>;
+}
+
+export interface DeliveryStore {
+  insert(doc: DeliveryDoc): Promise<void>;
+  get(id: string): Promise<DeliveryDoc | null>;
+  /** Deliveries waiting for an attempt. */
+  pending(): Promise<DeliveryDoc[]>;
+  /** Newest first. */
+  list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]>;
+  /** Appends an attempt and sets the state it leads to, in one write; null when there is no such delivery. */
+  recordAttempt(
+    id: string,
+    attempt: AttemptRecord,
+    next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
+  ): Promise<DeliveryDoc | null>;
+  countByStatus(): Promise<Record<DeliveryStatus, number>>;
+  /** Removes finished deliveries created before `cutoff`; returns how many. */
+  removeFinishedBefore(cutoff: number): Promise<number>;
+}
+
+/** Every store of one backend. */
+export interface Stores {
+  /** `nedb` (files in the data directory) or `postgres`. */
+  readonly backend: 'nedb' | 'postgres';
+  accounts: AccountStore;
+  keys: KeyStore;
+  jobs: JobStore;
+  usage: UsageStore;
+  stats: StatsStore;
+  settings: SettingsStore;
+  deliveries: DeliveryStore;
+  /** Folds what removals left behind (NeDB's append-only files); cheap where there is nothing to fold. */
+  compact(): Promise<void>;
+  close(): Promise<void>;
+}
