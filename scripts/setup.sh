@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian/Ubuntu machine: Chromium and fonts (from the distribution), the npm
-# dependencies (without Electron's binary, which `npm start` fetches when needed) and the build.
+# Sets up a fresh Debian/Ubuntu machine: Chromium, fonts and the PostgreSQL server the store tests
+# start (from the distribution), the npm dependencies (without Electron's binary, which `npm start`
+# fetches when needed) and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,12 @@ have_chromium() {
   return 1
 }
 
+# The store conformance suite starts a PostgreSQL server of its own (on a temporary directory and
+# a loopback port) from the distribution's binaries, never from whatever PATH holds.
+have_postgres_server() {
+  compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null
+}
+
 # What the distribution must provide: Chromium when none is found, and the fonts real pages need,
 # whether or not Chromium was already there: CJK, Arabic and the other scripts (Noto), colour
 # emoji, and metric-compatible Arial/Times/Courier (Liberation). Without them such text is
@@ -20,6 +27,7 @@ missing=()
 have_chromium || missing+=(chromium fonts-dejavu-core)
 # The tests sign a render link with the README's shell recipe, which uses openssl.
 command -v openssl >/dev/null || missing+=(openssl)
+have_postgres_server || missing+=(postgresql)
 for f in fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation; do
   # dpkg -s also answers for a package removed with its configuration left: read its status.
   status=$(dpkg -s "$f" 2>/dev/null || true)
