@@ -73,7 +73,7 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
         await stopped;
         fs.rmSync(path.join(config.dataDir, 'server.json'), { force: true });
         // What the next start takes up again: jobs left waiting, and captures cut off at the end.
-        const requeued = await services.stores.jobs.count({ status: { $in: ['pending', 'processing'] } }).catch(() => undefined);
+        const requeued = await services.stores.jobs.count({ status: ['pending', 'processing'] }).catch(() => undefined);
         services.log.info({ component: 'server', requeued }, `stopped cleanly; ${requeued ?? 'an unknown number of'} jobs re-queued`);
       })();
       return closing;

@@ -21,8 +21,9 @@ import { ServiceMetrics } from './metrics/service-metrics.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
-import { compactStores, openStores, type Stores } from './store/datastores.js';
 import { FileStore } from './store/file-store.js';
+import { openNedbStores } from './store/nedb-stores.js';
+import type { Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { notifyJobEnded } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
@@ -97,7 +98,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   try {
     // The settings are loaded as soon as their store is open: their history period decides what of jobs.db is loaded.
     let settings!: SettingsService;
-    const stores = await openStores(config.dataDir, log, {
+    const stores = await openNedbStores(config.dataDir, log, {
       historyCutoff: async (settingsStore) => {
         settings = new SettingsService(settingsStore, settingsFromConfig(config));
         await settings.load();
@@ -132,7 +133,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
     const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
     const webhooks = createWebhookService({
-      datastore: stores.webhooks,
+      store: stores.deliveries,
       policy: egress,
       secrets: (accountId) => accounts.signingSecrets(accountId),
       clock,
@@ -161,17 +162,13 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
     });
-    const jobs = new JobService({ store: stores.jobs, clock, settings, runner, ends, secrets });
-    const retention = new Retention({ store: stores.jobs, deliveries: stores.webhooks, files, settings, clock, log: log.child({ component: 'retention' }) });
+    const jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock, settings, runner, ends, secrets });
+    const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
     metrics.watch({
       queue: () => runner.stats(),
       browsers: () => engine.browsers?.() ?? { total: 1, ready: engine.isReady() ? 1 : 0 },
-      webhookDeliveries: async () => {
-        const states = ['pending', 'delivered', 'failed'];
-        const counts = await Promise.all(states.map((status) => stores.webhooks.count({ status })));
-        return Object.fromEntries(states.map((state, k) => [state, counts[k]]));
-      },
+      webhookDeliveries: () => stores.deliveries.countByStatus(),
     });
 
     return {
@@ -211,7 +208,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         await webhooks.stop();
         await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));
         for (const cleanup of cleanups) await cleanup().catch(() => undefined);
-        await compactStores(stores).catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
+        await stores.compact().catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
+        await stores.close().catch((err: unknown) => log.error({ component: 'stores', err }, 'closing the stores failed'));
         lock.release();
       },
     };

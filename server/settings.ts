@@ -3,7 +3,7 @@ import { validateBody } from './api/validate.js';
 import { canonicalEntry } from './auth/ip-whitelist.js';
 import type { Config } from './config.js';
 import { ValidationError } from './errors.js';
-import type { Store } from './store/datastores.js';
+import type { SettingsStore } from './store/stores.js';
 
 export type { Settings };
 
@@ -87,16 +87,15 @@ export class SettingsService {
   private readonly listeners = new Set<(s: Settings) => void>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: SettingsStore,
     private readonly base: Settings,
   ) {
     this.current = base;
   }
 
   async load(): Promise<void> {
-    const doc = await this.store.findOne({ _id: 'settings' });
-    if (!doc) return;
-    const { _id, ...values } = doc;
+    const values = await this.store.load();
+    if (!values) return;
     try {
       const valid = validatePatch(values, this.base);
       if (valid.egress_allow) {
@@ -117,7 +116,7 @@ export class SettingsService {
   async update(patch: unknown): Promise<Settings> {
     const valid = validatePatch(patch, this.current);
     const saved = { ...this.saved, ...valid };
-    await this.store.update({ _id: 'settings' }, { _id: 'settings', ...saved }, { upsert: true });
+    await this.store.save(saved);
     this.saved = saved;
     this.current = { ...this.current, ...valid };
     for (const listener of this.listeners) listener(this.current);

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../api/schemas/admin.js';
 import type { Filled } from '../api/validate.js';
 import { notFound, ValidationError } from '../errors.js';
-import type { Store } from '../store/datastores.js';
+import type { AccountStore } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
 
 export { type Plan,PLANS };
@@ -46,7 +46,7 @@ function canonicalEmail(email: string): string {
 /** Accounts: e-mail, verification, plan, limits and the webhook signing secret. */
 export class AccountService {
   constructor(
-    private readonly store: Store,
+    private readonly store: AccountStore,
     private readonly clock: Clock,
     private readonly defaults: { dailyLimit: number; monthlyLimit: number },
   ) {}
@@ -54,10 +54,10 @@ export class AccountService {
   /** A new account from a body the AccountCreate schema accepted, with its defaults filled in. */
   async create(input: Filled<AccountCreate, 'plan' | 'email_verified'>): Promise<AccountRecord> {
     const email = canonicalEmail(input.email);
-    if (await this.store.findOne({ email })) {
+    if (await this.store.byEmail(email)) {
       throw new ValidationError(`email ${email} already has an account`, 'email');
     }
-    return (await this.store.insert({
+    return this.store.insert({
       email,
       email_verified: input.email_verified,
       plan: input.plan,
@@ -65,15 +65,15 @@ export class AccountService {
       monthly_limit: input.monthly_limit ?? this.defaults.monthlyLimit,
       created_at: this.clock.now(),
       webhook_secret: generateWebhookSecret(),
-    })) as AccountRecord;
+    });
   }
 
   async list(): Promise<AccountRecord[]> {
-    return (await this.store.find({}).sort({ created_at: 1 })) as AccountRecord[];
+    return this.store.list();
   }
 
   async find(id: string): Promise<AccountRecord | null> {
-    return (await this.store.findOne({ _id: id })) as AccountRecord | null;
+    return this.store.get(id);
   }
 
   async get(id: string): Promise<AccountRecord> {
@@ -87,16 +87,16 @@ export class AccountService {
     const fields: Partial<AccountRecord> = { ...input };
     if (input.email !== undefined) fields.email = canonicalEmail(input.email);
     const current = await this.get(id);
-    if (fields.email && fields.email !== current.email && (await this.store.findOne({ email: fields.email }))) {
+    if (fields.email && fields.email !== current.email && (await this.store.byEmail(fields.email))) {
       throw new ValidationError(`email ${fields.email} already has an account`);
     }
-    await this.store.update({ _id: id }, { $set: fields });
+    await this.store.update(id, fields);
     return this.get(id);
   }
 
   async remove(id: string): Promise<void> {
     await this.get(id);
-    await this.store.remove({ _id: id }, {});
+    await this.store.remove(id);
   }
 
   async webhookSecret(id: string): Promise<string> {
@@ -106,16 +106,11 @@ export class AccountService {
   async rotateWebhookSecret(id: string): Promise<string> {
     const account = await this.get(id);
     const secret = generateWebhookSecret();
-    await this.store.update(
-      { _id: id },
-      {
-        $set: {
-          webhook_secret: secret,
-          previous_webhook_secret: account.webhook_secret,
-          previous_webhook_secret_until: this.clock.now() + SECRET_OVERLAP_MS,
-        },
-      },
-    );
+    await this.store.update(id, {
+      webhook_secret: secret,
+      previous_webhook_secret: account.webhook_secret,
+      previous_webhook_secret_until: this.clock.now() + SECRET_OVERLAP_MS,
+    });
     return secret;
   }
 

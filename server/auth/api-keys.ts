@@ -4,7 +4,7 @@ import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../api/schemas/admin.js
 import type { Filled } from '../api/validate.js';
 import { notFound, ValidationError } from '../errors.js';
 import type { SecretBox } from '../jobs/secret-box.js';
-import type { Store } from '../store/datastores.js';
+import type { KeyStore } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
 import { canonicalWhitelist } from './ip-whitelist.js';
 
@@ -50,7 +50,7 @@ export class ApiKeyService {
   private readonly touched = new Map<string, number>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: KeyStore,
     private readonly clock: Clock,
     private readonly box: SecretBox,
   ) {}
@@ -67,7 +67,7 @@ export class ApiKeyService {
     const ip_whitelist = canonicalWhitelist(input.ip_whitelist);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
     const signingSecret = newSigningSecret();
-    const record = (await this.store.insert({
+    const record = await this.store.insert({
       account_id: accountId,
       name,
       hash: hashKey(key).toString('hex'),
@@ -77,7 +77,7 @@ export class ApiKeyService {
       last_used_at: null,
       revoked: false,
       sealed_signing_secret: this.box.seal(signingSecret),
-    })) as KeyRecord;
+    });
     return { key, signingSecret, record };
   }
 
@@ -86,7 +86,7 @@ export class ApiKeyService {
     const current = await this.get(id);
     if (current.revoked) throw new ValidationError('a revoked key signs no render links; create a new key', 'revoked');
     const signingSecret = newSigningSecret();
-    await this.store.update({ _id: id }, { $set: { sealed_signing_secret: this.box.seal(signingSecret) } });
+    await this.store.update(id, { sealed_signing_secret: this.box.seal(signingSecret) });
     return signingSecret;
   }
 
@@ -97,7 +97,7 @@ export class ApiKeyService {
    */
   async forRenderLink(id: string): Promise<{ record: KeyRecord; secret: string | null } | null> {
     if (typeof id !== 'string' || id.length === 0 || id.length > 64) return null;
-    const record = (await this.store.findOne({ _id: id })) as KeyRecord | null;
+    const record = await this.store.get(id);
     if (!record || record.revoked) return null;
     return { record, secret: this.signingSecretOf(record) };
   }
@@ -112,11 +112,11 @@ export class ApiKeyService {
   }
 
   async list(accountId: string): Promise<KeyRecord[]> {
-    return (await this.store.find({ account_id: accountId }).sort({ created_at: 1 })) as KeyRecord[];
+    return this.store.byAccount(accountId);
   }
 
   async get(id: string): Promise<KeyRecord> {
-    const record = (await this.store.findOne({ _id: id })) as KeyRecord | null;
+    const record = await this.store.get(id);
     if (!record) throw notFound(`No API key ${id}`);
     return record;
   }
@@ -131,17 +131,17 @@ export class ApiKeyService {
       if (current.revoked && !input.revoked) throw new ValidationError('revoked: a revoked key cannot be restored; create a new one', 'revoked');
       set.revoked = input.revoked;
     }
-    await this.store.update({ _id: id }, { $set: set });
+    await this.store.update(id, set);
     return this.get(id);
   }
 
   async remove(id: string): Promise<void> {
     await this.get(id);
-    await this.store.remove({ _id: id }, {});
+    await this.store.remove(id);
   }
 
   async revokeAll(accountId: string): Promise<void> {
-    await this.store.update({ account_id: accountId }, { $set: { revoked: true } }, { multi: true });
+    await this.store.revokeAll(accountId);
   }
 
   /**
@@ -151,7 +151,7 @@ export class ApiKeyService {
   async authenticate(presented: string): Promise<KeyRecord | null> {
     if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
     const digest = hashKey(presented);
-    const matches = (await this.store.find({ hash: digest.toString('hex') })) as KeyRecord[];
+    const matches = await this.store.byHash(digest.toString('hex'));
     // Two records with one hash (a damaged keys.db, see openStores) cannot tell whose key it is.
     if (matches.length !== 1) return null;
     const record = matches[0];
@@ -164,7 +164,7 @@ export class ApiKeyService {
     const now = this.clock.now();
     if (now - (this.touched.get(record._id) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.touched.set(record._id, now);
-    await this.store.update({ _id: record._id }, { $set: { last_used_at: now } });
+    await this.store.update(record._id, { last_used_at: now });
   }
 }
 

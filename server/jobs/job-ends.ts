@@ -1,12 +1,12 @@
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/datastores.js';
+import type { JobChange, JobStore } from '../store/stores.js';
 import type { JobRecord } from './job-record.js';
 
 /** How often a job's end that could not be stored (a full disk) is written again. */
 const SAVE_RETRY_MS = 5000;
 
 export interface JobEndsDeps {
-  store: Store;
+  store: JobStore;
   log: Logger;
   /** Called once a job has ended (completed or failed), after it is persisted. */
   onEnded?: (job: JobRecord) => void;
@@ -18,7 +18,7 @@ export interface JobEndsDeps {
  * is announced (its webhook) only once it is stored.
  */
 export class JobEnds {
-  private readonly unsaved = new Map<string, Partial<JobRecord>>();
+  private readonly unsaved = new Map<string, JobChange>();
   private timer: NodeJS.Timeout | undefined;
   private saving: Promise<void> | undefined;
   private stopped = false;
@@ -26,9 +26,9 @@ export class JobEnds {
   constructor(private readonly deps: JobEndsDeps) {}
 
   /** Stores a job's end; when the disk refuses it, keeps it for readers and writes it later. */
-  async save(jobId: string, end: Partial<JobRecord>): Promise<void> {
+  async save(jobId: string, end: JobChange): Promise<void> {
     try {
-      await this.deps.store.update({ _id: jobId }, { $set: end });
+      await this.deps.store.update(jobId, end);
     } catch (err) {
       this.deps.log.warn({ job_id: jobId, err }, `its end could not be stored; trying again every ${SAVE_RETRY_MS / 1000} s`);
       this.unsaved.set(jobId, end);
@@ -49,7 +49,7 @@ export class JobEnds {
 
   /** Tells `onEnded` about a stored job that has ended. */
   async announce(jobId: string): Promise<void> {
-    const ended = (await this.deps.store.findOne({ _id: jobId })) as JobRecord | null;
+    const ended = await this.deps.store.get(jobId);
     if (ended && (ended.status === 'completed' || ended.status === 'failed')) this.deps.onEnded?.(ended);
   }
 
@@ -83,7 +83,7 @@ export class JobEnds {
   private async write(): Promise<void> {
     for (const [jobId, end] of this.unsaved) {
       try {
-        await this.deps.store.update({ _id: jobId }, { $set: end });
+        await this.deps.store.update(jobId, end);
       } catch {
         return;
       }

@@ -6,8 +6,8 @@ import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResu
 import { PRESETS } from '../capture/presets.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
-import type { Store } from '../store/datastores.js';
 import type { FileStore } from '../store/file-store.js';
+import type { JobChange, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import { describeFailure } from './failure-message.js';
 import type { JobEnds } from './job-ends.js';
@@ -21,7 +21,7 @@ export interface UrlGuard {
 }
 
 export interface JobRunnerDeps {
-  store: Store;
+  store: JobStore;
   files: FileStore;
   engine: CaptureEngine;
   settings: SettingsService;
@@ -145,9 +145,7 @@ export class JobRunner {
 
   /** Re-queues every job a previous run left pending or processing, oldest first. */
   async recover(): Promise<number> {
-    const unfinished = (await this.deps.store
-      .find({ status: { $in: ['pending', 'processing'] } })
-      .sort({ created_at: 1 })) as JobRecord[];
+    const unfinished = await this.deps.store.unfinished();
     for (const job of unfinished) {
       if (job.status === 'processing') {
         // On a full disk the job stays `processing` on file; run() takes it all the same.
@@ -182,12 +180,12 @@ export class JobRunner {
     for (const listener of this.listeners) listener();
   }
 
-  private async update(jobId: string, set: Partial<JobRecord>): Promise<void> {
-    await this.deps.store.update({ _id: jobId }, { $set: set });
+  private async update(jobId: string, change: JobChange): Promise<void> {
+    await this.deps.store.update(jobId, change);
   }
 
   private async run(jobId: string): Promise<void> {
-    const job = this.deps.ends.overlay((await this.deps.store.findOne({ _id: jobId })) as JobRecord | null);
+    const job = this.deps.ends.overlay(await this.deps.store.get(jobId));
     // `processing` here is a job recover() could not set back to pending (a full disk).
     if (!job || (job.status !== 'pending' && job.status !== 'processing') || this.running.has(jobId) || this.stopping) return;
     const log = this.log.child({ job_id: jobId });

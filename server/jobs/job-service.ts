@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import type { SettingsService } from '../settings.js';
-import type { Store } from '../store/datastores.js';
+import type { JobStore, StatsStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
@@ -15,7 +15,9 @@ import type { SecretBox } from './secret-box.js';
 export type { QueueStats, UrlGuard } from './job-runner.js';
 
 export interface JobServiceDeps {
-  store: Store;
+  store: JobStore;
+  /** Job ends per hour, for the dashboard. */
+  stats: StatsStore;
   clock: Clock;
   /** Runs the jobs this service creates. */
   runner: JobRunner;
@@ -28,8 +30,8 @@ export interface JobServiceDeps {
 }
 
 const HOUR = 3_600_000;
-/** How far back the job list looks at a time, widening until a page is full. */
-const LIST_WINDOWS = [HOUR, 24 * HOUR, 7 * 24 * HOUR, 30 * 24 * HOUR, Infinity];
+/** Candidates read for a result-cache key: the newest few, of which one usually serves. */
+const CACHE_CANDIDATES = 20;
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -115,7 +117,7 @@ export class JobService {
 
   /** The newest job of this cache key that completed since `since` and still has its image, or is still under way. */
   private async findCached(cacheKey: string, since: number): Promise<JobRecord | null> {
-    const candidates = (await this.deps.store.find({ cache_key: cacheKey }).sort({ created_at: -1 }).limit(20)) as JobRecord[];
+    const candidates = await this.deps.store.byCacheKey(cacheKey, CACHE_CANDIDATES);
     for (const stored of candidates) {
       const job = this.deps.ends.overlay(stored)!;
       if (job.status === 'pending' || job.status === 'processing') return job;
@@ -154,8 +156,12 @@ export class JobService {
     }
   }
 
-  /** Called once a job's end is stored: wakes those waiting for it. */
+  /** Called once a job's end is stored: counts it for the dashboard and wakes those waiting for it. */
   ended(job: JobRecord): void {
+    if (job.completed_at !== null && (job.status === 'completed' || job.status === 'failed')) {
+      // A count the store refuses (a full disk) is only missing from the dashboard's chart.
+      this.deps.stats.countEnd(Math.floor(job.completed_at / HOUR) * HOUR, job.status).catch(() => undefined);
+    }
     for (const wake of this.waiting.get(job._id) ?? []) wake(job);
   }
 
@@ -217,50 +223,33 @@ export class JobService {
 
   async find(jobId: string): Promise<JobRecord | null> {
     if (typeof jobId !== 'string' || jobId.length > 64) return null;
-    return this.deps.ends.overlay((await this.deps.store.findOne({ _id: jobId })) as JobRecord | null);
+    return this.deps.ends.overlay(await this.deps.store.get(jobId));
   }
 
   async findByImage(imageFile: string): Promise<JobRecord | null> {
-    return this.deps.ends.overlay((await this.deps.store.findOne({ image_file: imageFile })) as JobRecord | null);
+    return this.deps.ends.overlay(await this.deps.store.byImage(imageFile));
   }
 
-  /**
-   * Job history, newest first, for the admin. Read in widening windows of creation time (the
-   * last hour, day, week, month, then all), each a range of the created_at index, so a page of
-   * the newest jobs costs what the last hours hold rather than a sort of the whole history.
-   */
+  /** Job history, newest first, for the admin. */
   async list(filter: { status?: JobStatus; account_id?: string; before?: string; limit: number }): Promise<JobRecord[]> {
     const cursor = filter.before ? await this.find(filter.before) : null;
-    const upper = cursor ? cursor.created_at : Infinity;
-    const wanted = (job: JobRecord) =>
-      (!filter.status || job.status === filter.status) &&
-      (!filter.account_id || job.account_id === filter.account_id) &&
-      (!cursor || job.created_at < cursor.created_at || (job.created_at === cursor.created_at && job._id < cursor._id));
-    const end = Number.isFinite(upper) ? upper : Math.max(this.deps.clock.now(), 0);
-    for (const span of LIST_WINDOWS) {
-      const range: Record<string, number> = {};
-      if (Number.isFinite(span)) range.$gte = end - span;
-      if (Number.isFinite(upper)) range.$lte = upper;
-      const query = Object.keys(range).length ? { created_at: range } : {};
-      const found = ((await this.deps.store.find(query)) as JobRecord[]).filter(wanted);
-      if (found.length < filter.limit && Number.isFinite(span)) continue;
-      found.sort((a, b) => b.created_at - a.created_at || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
-      return found.slice(0, filter.limit).map((job) => this.deps.ends.overlay(job)!);
-    }
-    return [];
+    const jobs = await this.deps.store.list({
+      status: filter.status,
+      account_id: filter.account_id,
+      before: cursor ? { created_at: cursor.created_at, id: cursor._id } : undefined,
+      limit: filter.limit,
+    });
+    return jobs.map((job) => this.deps.ends.overlay(job)!);
   }
 
-  /** Jobs ended per hour over the last `hours` hours, oldest first. */
+  /** Jobs ended per hour over the last `hours` hours, oldest first, from the counts kept as jobs end. */
   async hourly(hours: number): Promise<Array<{ hour: number; completed: number; failed: number }>> {
-    const now = this.deps.clock.now();
-    const first = Math.floor(now / 3_600_000) * 3_600_000 - (hours - 1) * 3_600_000;
-    const rows = Array.from({ length: hours }, (_, i) => ({ hour: first + i * 3_600_000, completed: 0, failed: 0 }));
-    const ended = (await this.deps.store.find({ completed_at: { $gte: first } })) as JobRecord[];
-    for (const job of ended) {
-      const row = rows[Math.floor(((job.completed_at ?? 0) - first) / 3_600_000)];
-      if (row && (job.status === 'completed' || job.status === 'failed')) row[job.status]++;
-    }
-    return rows;
+    const first = Math.floor(this.deps.clock.now() / HOUR) * HOUR - (hours - 1) * HOUR;
+    const counted = new Map((await this.deps.stats.hoursSince(first)).map((h) => [h.hour, h]));
+    return Array.from({ length: hours }, (_, i) => {
+      const hour = first + i * HOUR;
+      return { hour, completed: counted.get(hour)?.completed ?? 0, failed: counted.get(hour)?.failed ?? 0 };
+    });
   }
 
   // The queue as the admin routes reach it; they take JobService for now.

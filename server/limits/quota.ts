@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
-import type { Store } from '../store/datastores.js';
+import { KeyedTurns } from '../keyed-turns.js';
+import type { UsageStore } from '../store/stores.js';
 import { type Clock,nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../time.js';
 
 export interface QuotaAccount {
@@ -21,23 +22,25 @@ interface Refund {
 }
 
 /**
- * Daily and monthly call counters per account, persisted one document per account and UTC
- * day. Reservations for one account run one at a time, so concurrent requests at the limit
- * can never over-admit; a refused request is never counted, nor is one whose work failed.
+ * Daily and monthly call counters per account, one per account and UTC day. Each admission is
+ * one step of the store (UsageStore.admit), so concurrent requests at the limit, on this node
+ * or on others sharing the store, can never over-admit; a refused request is never counted,
+ * nor is one whose work failed.
  */
 export class QuotaService {
-  private readonly chains = new Map<string, Promise<unknown>>();
+  /** One account's admissions and refunds take turns, so no refund is written twice. */
+  private readonly turns = new KeyedTurns();
   /** Refunds not yet stored, by `account day`; counts subtract them until they are. */
   private readonly refunds = new Map<string, Refund>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: UsageStore,
     private readonly clock: Clock,
   ) {}
 
   async usage(accountId: string): Promise<UsageCounts> {
     const now = this.clock.now();
-    const docs = (await this.store.find({ account_id: accountId, month: utcMonth(now) })) as Array<{ day: string; count: number }>;
+    const docs = await this.store.month(accountId, utcMonth(now));
     const today = utcDay(now);
     const counted = (d: { day: string; count: number }) => d.count - (this.refunds.get(`${accountId} ${d.day}`)?.calls ?? 0);
     return {
@@ -67,10 +70,17 @@ export class QuotaService {
   }
 
   private countCalls(account: QuotaAccount, calls: number): Promise<UsageCounts & { day: string }> {
-    return this.serialise(account._id, async () => {
+    return this.turns.run(account._id, async () => {
       await this.storeRefunds(account._id);
       const now = this.clock.now();
-      const used = await this.usage(account._id);
+      const at = { day: utcDay(now), month: utcMonth(now) };
+      // Refunds the store has not taken yet (a full disk) still count as given back.
+      const owed = this.owed(account._id, at);
+      const stored = await this.store.admit(account._id, at, calls, {
+        daily: account.daily_limit + owed.today,
+        monthly: account.monthly_limit + owed.month,
+      });
+      const used = { today: stored.today - owed.today, month: stored.month - owed.month };
       if (used.today + calls > account.daily_limit) {
         const wait = Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
         throw rateLimitError(
@@ -87,13 +97,20 @@ export class QuotaService {
           wait,
         );
       }
-      await this.store.update(
-        { account_id: account._id, day: utcDay(now) },
-        { $inc: { count: calls }, $set: { month: utcMonth(now) } },
-        { upsert: true },
-      );
-      return { today: used.today + calls, month: used.month + calls, day: utcDay(now) };
+      return { today: used.today + calls, month: used.month + calls, day: at.day };
     });
+  }
+
+  /** Calls given back to the account but not stored yet, today and this month. */
+  private owed(accountId: string, at: { day: string; month: string }): UsageCounts {
+    let today = 0;
+    let month = 0;
+    for (const refund of this.refunds.values()) {
+      if (refund.accountId !== accountId || !refund.day.startsWith(at.month)) continue;
+      month += refund.calls;
+      if (refund.day === at.day) today += refund.calls;
+    }
+    return { today, month };
   }
 
   /** Takes calls back; when the store refuses, the refund is kept in memory and stored later. */
@@ -101,7 +118,7 @@ export class QuotaService {
     const key = `${refund.accountId} ${refund.day}`;
     const owed = this.refunds.get(key);
     this.refunds.set(key, { ...refund, calls: refund.calls + (owed?.calls ?? 0) });
-    await this.serialise(refund.accountId, () => this.storeRefunds(refund.accountId));
+    await this.turns.run(refund.accountId, () => this.storeRefunds(refund.accountId));
   }
 
   /** Runs only inside the account's serialised chain, so no refund is written twice. */
@@ -109,7 +126,7 @@ export class QuotaService {
     for (const [key, refund] of this.refunds) {
       if (refund.accountId !== accountId) continue;
       try {
-        await this.store.update({ account_id: accountId, day: refund.day }, { $inc: { count: -refund.calls } });
+        await this.store.add(accountId, { day: refund.day, month: refund.day.slice(0, 7) }, -refund.calls);
       } catch {
         return;
       }
@@ -124,7 +141,7 @@ export class QuotaService {
   async daily(accountId: string | undefined, days: number): Promise<Array<{ date: string; count: number }>> {
     const now = this.clock.now();
     const dates = Array.from({ length: days }, (_, i) => utcDay(now - (days - 1 - i) * 86_400_000));
-    const docs = await this.store.find({ ...(accountId ? { account_id: accountId } : {}), day: { $gte: dates[0] } });
+    const docs = await this.store.since(accountId, dates[0]);
     const byDay = new Map<string, number>();
     for (const d of docs) byDay.set(d.day, (byDay.get(d.day) ?? 0) + d.count);
     return dates.map((date) => ({ date, count: byDay.get(date) ?? 0 }));
@@ -138,17 +155,6 @@ export class QuotaService {
       'X-RateLimit-Remaining': String(Math.max(0, account.daily_limit - today)),
       'X-RateLimit-Reset': String(Math.floor(nextUtcMidnight(this.clock.now()) / 1000)),
     };
-  }
-
-  private serialise<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const tail = run.catch(() => undefined);
-    this.chains.set(key, tail);
-    void tail.then(() => {
-      if (this.chains.get(key) === tail) this.chains.delete(key);
-    });
-    return run;
   }
 }
 

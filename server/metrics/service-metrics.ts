@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { EgressDeniedError } from '../egress/policy.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
+import type { DeliveryStatus } from '../webhooks/delivery-store.js';
 import { egressReasonLabel } from './egress-reason.js';
 import { FAILURE_CLASSES, failureClass } from './failure-class.js';
 import { type LogEvent, tapLogger } from './log-tap.js';
@@ -13,8 +14,8 @@ export interface MetricsSources {
   queue(): { pending: number; running: number };
   /** Browser processes and how many are up. */
   browsers(): { total: number; ready: number };
-  /** Stored webhook deliveries by state (`pending`, `delivered`, `failed`). */
-  webhookDeliveries(): Promise<Record<string, number>>;
+  /** Stored webhook deliveries by state, as the store keeps them. */
+  webhookDeliveries(): Promise<Record<DeliveryStatus, number>>;
 }
 
 /** Seconds; a capture takes 1–5 s, a heavy full page up to the 30 s time-outs and their retry. */
@@ -86,8 +87,11 @@ export class ServiceMetrics {
       labelNames: ['state'],
       registers,
       async collect() {
-        const counts = (await self.sources?.webhookDeliveries()) ?? {};
-        for (const state of ['pending', 'delivered', 'failed']) this.set({ state }, counts[state] ?? 0);
+        const counts = await self.sources?.webhookDeliveries();
+        // The store says `succeeded`; the metric has always said `delivered`.
+        this.set({ state: 'pending' }, counts?.pending ?? 0);
+        this.set({ state: 'delivered' }, counts?.succeeded ?? 0);
+        this.set({ state: 'failed' }, counts?.failed ?? 0);
       },
     });
     this.jobsEnded = new Counter({

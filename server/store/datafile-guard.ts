@@ -2,8 +2,8 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 
 import type { Logger } from '../logger.js';
-import type { Store } from './datastores.js';
 import { DiskFullError, isDiskFull } from './disk-full.js';
+import type { NedbFile } from './nedb-stores.js';
 
 type Doc = Record<string, unknown>;
 
@@ -36,9 +36,10 @@ export interface DatafileGuardOptions {
  * file: memory, the file and what a restart loads stay the same, and the caller gets a
  * DiskFullError. A full disk while loading does not stop the start: the file is used as it is.
  */
-export async function loadGuarded(store: Store, options: DatafileGuardOptions): Promise<void> {
+export async function loadGuarded(store: NedbFile<{ _id: string }>, options: DatafileGuardOptions): Promise<void> {
   const { filename, log } = options;
-  const db = (store as unknown as { __original: NedbDatastore }).__original;
+  // Datastore.create's proxy hands out the underlying datastore's members (nedb-promises' documented way to reach `persistence`).
+  const db = store as unknown as NedbDatastore;
   const { persistence } = db;
   const append = persistence.persistNewStateAsync.bind(persistence);
   const compact = persistence.persistCachedDatabaseAsync.bind(persistence);

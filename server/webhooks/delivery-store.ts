@@ -1,4 +1,3 @@
-import type { Store } from '../store/datastores.js';
 import { formatIsoSeconds } from '../time.js';
 
 export type EventType = 'screenshot.completed' | 'screenshot.failed';
@@ -51,38 +50,6 @@ export interface DeliveryDoc {
 }
 
 export type AttemptRecord = DeliveryDoc['attempts'][number];
-
-/** The webhook deliveries datastore (`<data>/webhooks.db`). */
-export class NedbDeliveryStore {
-  constructor(private readonly db: Store) {}
-
-  async insert(doc: DeliveryDoc): Promise<void> {
-    await this.db.insert(doc);
-  }
-
-  async get(id: string): Promise<DeliveryDoc | null> {
-    return (await this.db.findOne({ _id: id })) as DeliveryDoc | null;
-  }
-
-  async pending(): Promise<DeliveryDoc[]> {
-    return (await this.db.find({ status: 'pending' })) as unknown as DeliveryDoc[];
-  }
-
-  async list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
-    const query = filter.job_id === undefined ? {} : { job_id: filter.job_id };
-    return (await this.db.find(query).sort({ created_at: -1 }).limit(filter.limit)) as unknown as DeliveryDoc[];
-  }
-
-  /** Appends an attempt and sets the state it leads to, in one write. */
-  async recordAttempt(
-    id: string,
-    attempt: AttemptRecord,
-    next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
-  ): Promise<DeliveryDoc | null> {
-    const change = { $push: { attempts: attempt }, $set: next };
-    return (await this.db.update({ _id: id }, change, { returnUpdatedDocs: true })) as DeliveryDoc | null;
-  }
-}
 
 export function deliveryView(doc: DeliveryDoc): WebhookDelivery {
   return {

@@ -5,16 +5,9 @@ import https from 'node:https';
 import type { EgressPolicy } from '../egress/policy.js';
 import { notFound } from '../errors.js';
 import { type Logger,silentLogger } from '../logger.js';
-import type { Store } from '../store/datastores.js';
+import type { DeliveryStore } from '../store/stores.js';
 import { type Clock,systemClock } from '../time.js';
-import {
-  type AttemptRecord,
-  type DeliveryDoc,
-  deliveryView,
-  type EventType,
-  NedbDeliveryStore,
-  type WebhookDelivery,
-} from './delivery-store.js';
+import { type AttemptRecord, type DeliveryDoc, deliveryView, type EventType, type WebhookDelivery } from './delivery-store.js';
 import { DEFAULT_SCHEDULE_MS, parseRetryAfter, retryDelay } from './retry-schedule.js';
 import { type AttemptOutcome,sendWebhook } from './sender.js';
 import { signWebhook } from './signing.js';
@@ -41,8 +34,8 @@ export interface WebhookService {
 }
 
 export interface WebhookServiceDeps {
-  /** `<data>/webhooks.db`, opened by the caller. */
-  datastore: Store;
+  /** Where deliveries and their attempts are kept, opened by the caller. */
+  store: DeliveryStore;
   policy: EgressPolicy;
   /** Current secret first, then the previous one while within 24 h of a rotation; [] when the account is gone. */
   secrets: (accountId: string) => Promise<string[]>;
@@ -72,7 +65,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * again, with the same `webhook-id` so receivers can drop the duplicate).
  */
 export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
-  const store = new NedbDeliveryStore(deps.datastore);
+  const { store } = deps;
   const clock = deps.clock ?? systemClock;
   const schedule = deps.schedule ?? DEFAULT_SCHEDULE_MS;
   const timeoutMs = deps.timeoutMs ?? 15_000;
@@ -213,8 +206,6 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     async start() {
       stopped = false;
       aborter = new AbortController();
-      await deps.datastore.ensureIndex({ fieldName: 'job_id' });
-      await deps.datastore.ensureIndex({ fieldName: 'status' });
       const pending = await store.pending();
       for (const doc of pending) arm(doc._id, doc.next_attempt_at ?? clock.now());
       if (pending.length > 0) log.info(`resuming ${pending.length} pending deliver${pending.length === 1 ? 'y' : 'ies'}`);

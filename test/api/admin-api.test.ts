@@ -140,7 +140,7 @@ describe('API keys', () => {
 
   it('stores only a hash of the key', async () => {
     const { key, keyId } = await server.account();
-    const stored = await server.srv.services.stores.keys.findOne({ _id: keyId });
+    const stored = await server.srv.services.stores.keys.get(keyId);
     expect(JSON.stringify(stored)).not.toContain(key.slice(3));
     expect(stored!.hash).toMatch(/^[0-9a-f]{64}$/);
   });

@@ -63,7 +63,7 @@ describe('egress ranges from the command line', () => {
     const dataDir = await tempDir();
     const first = await start(dataDir, ['127.0.0.1/32']);
     // What earlier versions stored: the command line's range merged into the saved ones.
-    await first.srv.services.stores.settings.update({ _id: 'settings' }, { _id: 'settings', egress_allow: ['127.0.0.1', '10.9.0.0/16'] }, { upsert: true });
+    await first.srv.services.stores.settings.save({ egress_allow: ['127.0.0.1', '10.9.0.0/16'] });
     await first.srv.close();
     servers.splice(0);
 

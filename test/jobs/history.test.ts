@@ -3,12 +3,15 @@ import path from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import type { JobRecord } from '../../server/jobs/job-record.js';
 import { Retention } from '../../server/jobs/retention.js';
 import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
 import { SettingsService } from '../../server/settings.js';
-import { openStores, type Stores } from '../../server/store/datastores.js';
 import { FileStore } from '../../server/store/file-store.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { Stores } from '../../server/store/stores.js';
+import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // The history period on real NeDB files and a real files directory: jobs older than
@@ -42,13 +45,16 @@ const BASE_SETTINGS = {
 async function setup() {
   const dir = await tempDir('sa-history-');
   dirs.push(dir);
-  const stores: Stores = await openStores(dir, silentLogger);
+  const stores: Stores = await openNedbStores(dir, silentLogger);
   const files = new FileStore(dir);
   await files.init();
   const settings = new SettingsService(stores.settings, BASE_SETTINGS);
-  const retention = new Retention({ store: stores.jobs, deliveries: stores.webhooks, files, settings, clock, log: silentLogger });
+  const retention = new Retention({ stores, files, settings, clock, log: silentLogger });
   return { dir, stores, files, settings, retention };
 }
+
+/** Every stored job's id, sorted. */
+const ids = async (stores: Stores) => (await stores.jobs.list({ limit: 10_000 })).map((j) => j._id).sort();
 
 /** A completed job `ageDays` old, with an image, its thumbnail and its page source on disk. */
 async function job(env: Awaited<ReturnType<typeof setup>>, id: string, ageDays: number, expired = false) {
@@ -58,8 +64,8 @@ async function job(env: Awaited<ReturnType<typeof setup>>, id: string, ageDays: 
     await env.files.writeImage(image, Buffer.from('png'));
     await env.files.writeSource(id, '<html></html>');
   }
-  await env.stores.jobs.insert({ _id: id, account_id: 'acc', status: 'completed', created_at: created, completed_at: created + 1000, image_file: image, expired, pad: 'x'.repeat(500) });
-  await env.stores.webhooks.insert({ _id: `d-${id}`, job_id: id, status: 'delivered', created_at: created + 1000 });
+  await env.stores.jobs.insert([{ _id: id, account_id: 'acc', status: 'completed', created_at: created, completed_at: created + 1000, image_file: image, expired, url: 'x'.repeat(500) } as JobRecord]);
+  await env.stores.deliveries.insert({ _id: `d-${id}`, job_id: id, status: 'succeeded', created_at: created + 1000 } as DeliveryDoc);
   return { image: path.join(env.dir, 'files', image), source: env.files.readSource.bind(env.files, id) };
 }
 
@@ -74,12 +80,12 @@ describe('the history period', () => {
     const edge = await job(env, 'job_edge', 89);
     const old = await job(env, 'job_old', 91);
     const ancient = await job(env, 'job_ancient', 400, true);
-    await env.stores.jobs.insert({ _id: 'job_waiting', status: 'pending', created_at: NOW - 200 * DAY });
+    await env.stores.jobs.insert([{ _id: 'job_waiting', status: 'pending', created_at: NOW - 200 * DAY } as JobRecord]);
     for (let i = 0; i < 300; i++) await job(env, `job_bulk${i}`, 100 + (i % 200), true);
     const sizeBefore = (await fs.stat(path.join(env.dir, 'jobs.db'))).size;
 
     expect(await env.retention.purgeHistory()).toBe(302);
-    const left = ((await env.stores.jobs.find({})) as Array<{ _id: string }>).map((j) => j._id).sort();
+    const left = await ids(env.stores);
     expect(left).toEqual(['job_edge', 'job_recent', 'job_waiting']);
     await expect(fs.access(old.image)).rejects.toThrow();
     expect(await old.source()).toBeNull();
@@ -87,7 +93,7 @@ describe('the history period', () => {
     expect(await edge.source()).toBe('<html></html>');
     expect(recent).toBeDefined();
     expect(ancient).toBeDefined();
-    expect(((await env.stores.webhooks.find({})) as Array<{ job_id: string }>).map((d) => d.job_id).sort()).toEqual(['job_edge', 'job_recent']);
+    expect((await env.stores.deliveries.list({ limit: 1000 })).map((d) => d.job_id).sort()).toEqual(['job_edge', 'job_recent']);
     // The file is rewritten without the removed documents.
     expect((await fs.stat(path.join(env.dir, 'jobs.db'))).size).toBeLessThan(sizeBefore / 10);
     expect(await quota.daily('acc', 30)).toEqual(usageBefore);
@@ -96,11 +102,11 @@ describe('the history period', () => {
     // A shorter history takes effect at the next sweep.
     await env.settings.update({ history_days: 30 });
     expect(await env.retention.sweep()).toBeGreaterThanOrEqual(0);
-    expect(((await env.stores.jobs.find({})) as Array<{ _id: string }>).map((j) => j._id).sort()).toEqual(['job_recent', 'job_waiting']);
+    expect(await ids(env.stores)).toEqual(['job_recent', 'job_waiting']);
 
     // What a restart loads is what is left.
-    const reopened = await openStores(env.dir, silentLogger);
-    expect(await reopened.jobs.count({})).toBe(2);
+    const reopened = await openNedbStores(env.dir, silentLogger);
+    expect(await reopened.jobs.count()).toBe(2);
   });
 
   it('refuses a history_days outside 1 to 3650 naming it', async () => {

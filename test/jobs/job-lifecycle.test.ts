@@ -35,13 +35,13 @@ describe('job lifecycle', () => {
       job = await (await server.v1('GET', `/screenshot/${created.job_id}`, key)).json();
       seen.add(`${job.status}:${job.progress}`);
       // What the API reported was on disk first: the store is never behind the answer.
-      const stored = await server.srv.services.stores.jobs.findOne({ _id: created.job_id });
+      const stored = await server.srv.services.stores.jobs.get(created.job_id);
       const rank = ['pending', 'processing', 'completed'];
       expect(rank.indexOf(stored!.status)).toBeGreaterThanOrEqual(rank.indexOf(job.status));
     } while (job.status !== 'completed' && Date.now() < deadline);
     expect(job.progress).toBe(100);
     for (const state of seen) expect(state).toMatch(/^(pending:0|processing:(10|40|70|90)|completed:100)$/);
-    const stored = await server.srv.services.stores.jobs.findOne({ _id: created.job_id });
+    const stored = await server.srv.services.stores.jobs.get(created.job_id);
     expect(stored!.duration_ms).toBeGreaterThan(0);
     expect(stored!.attempts).toBe(1);
   });

@@ -6,7 +6,8 @@ import { JobEnds } from '../../server/jobs/job-ends.js';
 import type { JobRecord } from '../../server/jobs/job-record.js';
 import { JobService } from '../../server/jobs/job-service.js';
 import { silentLogger } from '../../server/logger.js';
-import { openStores, type Stores } from '../../server/store/datastores.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // The admin job list reads widening windows of creation time: its pages must be exactly the
@@ -20,7 +21,7 @@ const all: JobRecord[] = [];
 
 beforeAll(async () => {
   dir = await tempDir('sa-joblist-');
-  stores = await openStores(dir, silentLogger);
+  stores = await openNedbStores(dir, silentLogger);
   // Dense in the last hour, sparse over two months, some sharing a creation time, and one ahead of the clock.
   const times = [
     ...Array.from({ length: 30 }, (_, i) => NOW - i * 60_000),
@@ -34,7 +35,7 @@ beforeAll(async () => {
   });
   await stores.jobs.insert(all);
   const ends = new JobEnds({ store: stores.jobs, log: silentLogger });
-  jobs = new JobService({ store: stores.jobs, clock: { now: () => NOW }, ends, runner: undefined as never, settings: undefined as never, secrets: undefined as never });
+  jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock: { now: () => NOW }, ends, runner: undefined as never, settings: undefined as never, secrets: undefined as never });
 });
 
 afterAll(async () => {

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
-import { openStores } from '../../server/store/datastores.js';
 import { DiskFullError } from '../../server/store/disk-full.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 async function quotaIn(dir: string) {
-  return new QuotaService((await openStores(dir, silentLogger)).usage, clock);
+  return new QuotaService((await openNedbStores(dir, silentLogger)).usage, clock);
 }
 
 describe('calls charged for work that failed', () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { QuotaService } from '../../server/limits/quota.js';
 import { RateLimiter } from '../../server/limits/rate-limiter.js';
 import { silentLogger } from '../../server/logger.js';
-import { openStores } from '../../server/store/datastores.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dirs: string[] = [];
@@ -16,7 +16,7 @@ afterEach(async () => {
 async function quotaAt(now: { t: number }, dir?: string) {
   const dataDir = dir ?? (await tempDir());
   dirs.push(dataDir);
-  const stores = await openStores(dataDir, silentLogger);
+  const stores = await openNedbStores(dataDir, silentLogger);
   return { quota: new QuotaService(stores.usage, { now: () => now.t }), dataDir };
 }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../server/logger.js';
-import { openStores } from '../../server/store/datastores.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { CLI, runCli, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -200,8 +200,8 @@ describe('stopping', () => {
     expect(await proc.exited).toBe(0);
     const line = /stopped cleanly; (\d+) jobs re-queued/.exec(proc.stderr());
     expect(line).not.toBeNull();
-    const stores = await openStores(dir, silentLogger);
-    const left = await stores.jobs.count({ status: { $in: ['pending', 'processing'] } });
+    const stores = await openNedbStores(dir, silentLogger);
+    const left = await stores.jobs.count({ status: ['pending', 'processing'] });
     expect(Number(line![1])).toBe(left);
     expect(left).toBeGreaterThan(0);
     const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();

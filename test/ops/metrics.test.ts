@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +138,22 @@ describe('GET /metrics', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('the failed delivery was never counted');
+  });
+
+  it('counts a delivery the receiver took as delivered', async () => {
+    const receiver = http.createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const before = valueOf(await scrape(), 'screenshot_webhook_deliveries', { state: 'delivered' }) ?? 0;
+      const { key } = await server.account();
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const job = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, callback_url: hook })).json();
+      await waitForJob(server, key, job.job_id);
+      await expect.poll(async () => valueOf(await scrape(), 'screenshot_webhook_deliveries', { state: 'delivered' }), { timeout: 10_000 }).toBe(before + 1);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });
 

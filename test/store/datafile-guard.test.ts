@@ -3,8 +3,11 @@ import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { compactStores, openStores } from '../../server/store/datastores.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { Stores } from '../../server/store/stores.js';
+import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
 // Real NeDB files on a small tmpfs that the tests fill up.
@@ -34,33 +37,34 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-const ids = async (stores: Awaited<ReturnType<typeof openStores>>) =>
-  ((await stores.jobs.find({})) as Array<{ _id: string }>).map((d) => d._id).sort();
+const ids = async (stores: Stores) => (await stores.jobs.list({ limit: 1000 })).map((d) => d._id).sort();
+/** A job record with only the fields a test cares about. */
+const job = (id: string, fields: Partial<JobRecord> = {}) => ({ _id: id, created_at: 0, ...fields }) as JobRecord;
 
 describe('a datastore on a full disk', () => {
   it('refuses a write with a 507 and keeps no part of it, in memory or on file', async (ctx) => {
     if (!disk) ctx.skip();
-    const stores = await openStores(await dataDir(), silentLogger);
-    await stores.jobs.insert({ _id: 'a', n: 1 });
+    const stores = await openNedbStores(await dataDir(), silentLogger);
+    await stores.jobs.insert([job('a', { url: 'one' })]);
     // jobs.db keeps whatever room its last page has, so the large write below is cut short.
     await disk.fill();
 
-    await expect(stores.jobs.insert({ _id: 'big', pad: 'x'.repeat(20_000) })).rejects.toMatchObject({ status: 507, code: 'ENOSPC' });
-    expect(await stores.jobs.findOne({ _id: 'big' })).toBeNull();
-    await expect(stores.jobs.update({ _id: 'a' }, { $set: { n: 2, pad: 'y'.repeat(20_000) } })).rejects.toMatchObject({ status: 507 });
-    expect(await stores.jobs.findOne({ _id: 'a' })).toMatchObject({ n: 1 });
+    await expect(stores.jobs.insert([job('big', { url: 'x'.repeat(20_000) })])).rejects.toMatchObject({ status: 507, code: 'ENOSPC' });
+    expect(await stores.jobs.get('big')).toBeNull();
+    await expect(stores.jobs.update('a', { url: 'y'.repeat(20_000) })).rejects.toMatchObject({ status: 507 });
+    expect(await stores.jobs.get('a')).toMatchObject({ url: 'one' });
     // Room for a short line may be left; fill it so the removal meets a full disk too.
     await disk.fill([path.join(dir, 'jobs.db')]);
-    await expect(stores.jobs.remove({ _id: 'a' }, {})).rejects.toMatchObject({ status: 507 });
-    expect(await stores.jobs.findOne({ _id: 'a' })).toMatchObject({ n: 1 });
+    await expect(stores.jobs.remove(['a'])).rejects.toMatchObject({ status: 507 });
+    expect(await stores.jobs.get('a')).toMatchObject({ url: 'one' });
 
     const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
     expect(text).not.toMatch(/big|xxx|yyy/);
 
     await disk.free();
-    await stores.jobs.insert({ _id: 'c' });
+    await stores.jobs.insert([job('c')]);
     const logs: string[] = [];
-    const reopened = await openStores(dir, lineLogger((line) => logs.push(line)));
+    const reopened = await openNedbStores(dir, lineLogger((line) => logs.push(line)));
     expect(await ids(reopened)).toEqual(await ids(stores));
     expect(await ids(reopened)).toContain('c');
     expect(logs).toEqual([]);
@@ -68,21 +72,21 @@ describe('a datastore on a full disk', () => {
 
   it('opens a file a crash cut short, leaves it as it is, and appends after it safely', async (ctx) => {
     if (!disk) ctx.skip();
-    const first = await openStores(await dataDir(), silentLogger);
-    await first.jobs.insert([{ _id: 'a' }, { _id: 'b' }]);
+    const first = await openNedbStores(await dataDir(), silentLogger);
+    await first.jobs.insert([job('a'), job('b')]);
     await fs.appendFile(path.join(dir, 'jobs.db'), '{"_id":"cut","url":"http://exa');
     await disk.fill();
 
     const logs: string[] = [];
-    const stores = await openStores(dir, lineLogger((line) => logs.push(line)));
+    const stores = await openNedbStores(dir, lineLogger((line) => logs.push(line)));
     expect(await ids(stores)).toEqual(['a', 'b']);
     expect(logs.some((l) => /jobs\.db had 1 unreadable line/.test(l) && /no copy could be kept/.test(l))).toBe(true);
     expect((await fs.readdir(dir)).filter((f) => f.includes('.corrupt'))).toEqual([]);
     expect(await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).toMatch(/"cut"/);
 
     await disk.free();
-    await stores.jobs.insert({ _id: 'after' });
-    const reopened = await openStores(dir, silentLogger);
+    await stores.jobs.insert([job('after')]);
+    const reopened = await openNedbStores(dir, silentLogger);
     expect(await ids(reopened)).toEqual(['a', 'after', 'b']);
     // With room again, the start keeps its copy of the damaged file.
     expect((await fs.readdir(dir)).filter((f) => f.includes('.corrupt'))).toHaveLength(1);
@@ -90,11 +94,18 @@ describe('a datastore on a full disk', () => {
 
   it('leaves no half-written file behind when compacting fails', async (ctx) => {
     if (!disk) ctx.skip();
-    const stores = await openStores(await dataDir(), silentLogger);
+    const stores = await openNedbStores(await dataDir(), silentLogger);
     // Every store has something to rewrite, so several rewrites are under way when the first fails.
-    for (const store of Object.values(stores)) await store.insert({ pad: 'x'.repeat(5000) });
+    const pad = 'x'.repeat(5000);
+    await stores.jobs.insert([job('a', { url: pad })]);
+    await stores.accounts.insert({ email: pad } as never);
+    await stores.keys.insert({ name: pad, hash: 'h', account_id: 'a' } as never);
+    await stores.usage.add(pad, { day: '2026-11-25', month: '2026-11' }, 1);
+    await stores.stats.countEnd(0, 'completed');
+    await stores.settings.save({ public_base_url: `http://${pad}` });
+    await stores.deliveries.insert({ _id: 'd', body: pad } as DeliveryDoc);
     await disk.fill();
-    await expect(compactStores(stores)).rejects.toMatchObject({ status: 507 });
+    await expect(stores.compact()).rejects.toMatchObject({ status: 507 });
     expect((await fs.readdir(dir)).filter((f) => f.endsWith('~'))).toEqual([]);
   });
 });

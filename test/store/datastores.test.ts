@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../../server/auth/api-keys.js';
 import { SecretBox } from '../../server/jobs/secret-box.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { openStores, type Store } from '../../server/store/datastores.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { systemClock } from '../../server/time.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -17,16 +17,21 @@ afterEach(async () => {
 });
 
 /** The fields NeDB keeps an index on (the datastore's own bookkeeping). */
-const indexedFields = (store: Store) => Object.keys((store as unknown as { __original: { indexes: object } }).__original.indexes);
+/** The fields jobs.db's index definitions name (NeDB writes each definition into the file). */
+const indexedFields = async (file: string) =>
+  (await fs.readFile(file, 'utf8'))
+    .split('\n')
+    .filter((line) => line.includes('$$indexCreated'))
+    .map((line) => (JSON.parse(line) as { $$indexCreated: { fieldName: string } }).$$indexCreated.fieldName);
 
 const sha256 = (key: string) => crypto.createHash('sha256').update(key).digest('hex');
 
 describe('the datastores', () => {
   it('index the jobs by image file, the field GET /v1/files looks them up by', async () => {
     dir = await tempDir();
-    const stores = await openStores(dir, silentLogger);
-    expect(indexedFields(stores.jobs)).toContain('image_file');
-    expect(indexedFields(stores.jobs)).not.toContain('image_token');
+    await openNedbStores(dir, silentLogger);
+    expect(await indexedFields(path.join(dir, 'jobs.db'))).toContain('image_file');
+    expect(await indexedFields(path.join(dir, 'jobs.db'))).not.toContain('image_token');
   });
 
   it('open a keys.db holding two records with one hash, report it, and refuse both keys', async () => {
@@ -40,7 +45,7 @@ describe('the datastores', () => {
       [record('k1', sha256(key)), record('k2', sha256(key)), record('k3', sha256(other))].join('\n') + '\n',
     );
     const lines: string[] = [];
-    const stores = await openStores(dir, lineLogger((line) => lines.push(line)));
+    const stores = await openNedbStores(dir, lineLogger((line) => lines.push(line)));
     expect(lines.join('\n')).toMatch(/keys\.db holds 1 key hash\(es\) shared by several records \(k1 = k2\)/);
 
     const keys = new ApiKeyService(stores.keys, systemClock, SecretBox.forDataDir(dir));

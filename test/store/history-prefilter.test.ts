@@ -3,9 +3,11 @@ import path from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { openStores, type Store } from '../../server/store/datastores.js';
 import { FileStore } from '../../server/store/file-store.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { SettingsStore, Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // jobs.db past the history period, on real NeDB files: what a start leaves out of the file
@@ -21,36 +23,37 @@ afterEach(async () => {
 });
 
 const cutoffAt = (days: number) => async () => NOW - days * DAY;
-const ids = async (stores: Awaited<ReturnType<typeof openStores>>) =>
-  ((await stores.jobs.find({})) as Array<{ _id: string }>).map((d) => d._id).sort();
+const ids = async (stores: Stores) => (await stores.jobs.list({ limit: 1000 })).map((d) => d._id).sort();
+/** A job record with only the fields a test cares about. */
+const job = (fields: Partial<JobRecord>) => fields as JobRecord;
 
 describe('opening jobs.db with a history period', () => {
   it('leaves out every line of the jobs that ended before it, and keeps the rest as they were', async () => {
     const dir = await tempDir('sa-prefilter-');
     dirs.push(dir);
-    const first = await openStores(dir, silentLogger);
+    const first = await openNedbStores(dir, silentLogger);
     const files = new FileStore(dir);
     await files.init();
     const at = (days: number) => NOW - days * DAY;
     // An old job with several lines (pending, processing, completed), whose files are still there.
-    await first.jobs.insert({ _id: 'old', status: 'pending', created_at: at(200), image_file: null, expired: false });
-    await first.jobs.update({ _id: 'old' }, { $set: { status: 'processing' } });
-    await first.jobs.update({ _id: 'old' }, { $set: { status: 'completed', image_file: 'oldimageoldimageoldimage.png' } });
+    await first.jobs.insert([job({ _id: 'old', status: 'pending', created_at: at(200), image_file: null, expired: false })]);
+    await first.jobs.update('old', { status: 'processing' });
+    await first.jobs.update('old', { status: 'completed', image_file: 'oldimageoldimageoldimage.png' });
     await files.writeImage('oldimageoldimageoldimage.png', Buffer.from('png'));
     await files.writeSource('old', '<html></html>');
-    await first.jobs.insert({ _id: 'old-expired', status: 'failed', created_at: at(120), expired: true });
+    await first.jobs.insert([job({ _id: 'old-expired', status: 'failed', created_at: at(120), expired: true })]);
     // Old but never ended: a start must not lose a job still to run.
-    await first.jobs.insert({ _id: 'old-pending', status: 'pending', created_at: at(150) });
-    await first.jobs.insert({ _id: 'recent', status: 'completed', created_at: at(5), image_file: 'recentrecentrecentrecent.png', expired: false });
+    await first.jobs.insert([job({ _id: 'old-pending', status: 'pending', created_at: at(150) })]);
+    await first.jobs.insert([job({ _id: 'recent', status: 'completed', created_at: at(5), image_file: 'recentrecentrecentrecent.png', expired: false })]);
     await files.writeImage('recentrecentrecentrecent.png', Buffer.from('png'));
     // Removed already: its deletion line and its earlier line both go with nothing to say.
-    await first.jobs.insert({ _id: 'gone', status: 'completed', created_at: at(300) });
-    await first.jobs.remove({ _id: 'gone' }, {});
+    await first.jobs.insert([job({ _id: 'gone', status: 'completed', created_at: at(300) })]);
+    await first.jobs.remove(['gone']);
     await fs.appendFile(path.join(dir, 'jobs.db'), '{"_id":"cut","status":"compl\n');
     const linesBefore = (await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).split('\n').length;
 
     const logs: string[] = [];
-    const stores = await openStores(dir, lineLogger((line) => logs.push(line)), { historyCutoff: cutoffAt(90) });
+    const stores = await openNedbStores(dir, lineLogger((line) => logs.push(line)), { historyCutoff: cutoffAt(90) });
     expect(await ids(stores)).toEqual(['old-pending', 'recent']);
     const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
     expect(text).not.toMatch(/"old"|old-expired/);
@@ -67,7 +70,7 @@ describe('opening jobs.db with a history period', () => {
 
     // A later start has nothing to leave out.
     const later: string[] = [];
-    const again = await openStores(dir, lineLogger((line) => later.push(line)), { historyCutoff: cutoffAt(90) });
+    const again = await openNedbStores(dir, lineLogger((line) => later.push(line)), { historyCutoff: cutoffAt(90) });
     expect(await ids(again)).toEqual(['old-pending', 'recent']);
     expect(later.filter((l) => /history period/.test(l))).toEqual([]);
     expect((await fs.readdir(dir)).filter((f) => f.includes('~'))).toEqual([]);
@@ -76,15 +79,12 @@ describe('opening jobs.db with a history period', () => {
   it('loads the whole file without a history period, and reads the period from the saved settings', async () => {
     const dir = await tempDir('sa-prefilter-');
     dirs.push(dir);
-    const first = await openStores(dir, silentLogger);
-    await first.jobs.insert({ _id: 'a', status: 'completed', created_at: NOW - 100 * DAY });
-    await first.settings.update({ _id: 'settings' }, { _id: 'settings', history_days: 365 }, { upsert: true });
-    expect(await ids(await openStores(dir, silentLogger))).toEqual(['a']);
-    const fromSettings = async (settings: Store) => {
-      const doc = (await settings.findOne({ _id: 'settings' })) as { history_days: number };
-      return NOW - doc.history_days * DAY;
-    };
-    expect(await ids(await openStores(dir, silentLogger, { historyCutoff: fromSettings }))).toEqual(['a']);
-    expect(await ids(await openStores(dir, silentLogger, { historyCutoff: cutoffAt(30) }))).toEqual([]);
+    const first = await openNedbStores(dir, silentLogger);
+    await first.jobs.insert([job({ _id: 'a', status: 'completed', created_at: NOW - 100 * DAY })]);
+    await first.settings.save({ history_days: 365 });
+    expect(await ids(await openNedbStores(dir, silentLogger))).toEqual(['a']);
+    const fromSettings = async (settings: SettingsStore) => NOW - (await settings.load())!.history_days! * DAY;
+    expect(await ids(await openNedbStores(dir, silentLogger, { historyCutoff: fromSettings }))).toEqual(['a']);
+    expect(await ids(await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(30) }))).toEqual([]);
   });
 });

@@ -7,12 +7,13 @@ import path from 'node:path';
 
 import Router from '@koa/router';
 import Koa from 'koa';
-import Datastore from 'nedb-promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { adminWebhookRoutes } from '../../server/api/admin-webhooks.js';
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { errorMiddleware } from '../../server/errors.js';
+import { silentLogger } from '../../server/logger.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
 import { type Receiver,startReceiver } from './receiver.js';
 
@@ -28,7 +29,7 @@ describe('admin webhook routes', () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'admin-webhooks-'));
     receiver = await startReceiver([], { fallback: 503 });
     webhooks = createWebhookService({
-      datastore: Datastore.create({ filename: path.join(dir, 'webhooks.db'), autoload: true }),
+      store: (await openNedbStores(dir, silentLogger)).deliveries,
       policy: createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }),
       secrets: async () => [`whsec_${randomBytes(32).toString('base64')}`],
       schedule: [],

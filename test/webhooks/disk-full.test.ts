@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
-import { openStores } from '../../server/store/datastores.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { createWebhookService } from '../../server/webhooks/webhook-service.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { startReceiver } from './receiver.js';
@@ -25,13 +25,13 @@ afterAll(async () => {
 describe('a webhook attempt whose record meets a full disk', () => {
   it('is tried again, and recorded once space comes back, without a restart', async (ctx) => {
     if (!disk) ctx.skip();
-    const stores = await openStores(disk.dir, silentLogger);
+    const stores = await openNedbStores(disk.dir, silentLogger);
     // The first attempt hangs until its time-out: long enough to fill the disk under it.
     const receiver = await startReceiver(['hang'], { fallback: 200 });
     const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false });
     const key = `whsec_${randomBytes(32).toString('base64')}`;
     const service = createWebhookService({
-      datastore: stores.webhooks,
+      store: stores.deliveries,
       policy,
       secrets: async () => [key],
       schedule: [50, 50, 50],
@@ -53,8 +53,8 @@ describe('a webhook attempt whose record meets a full disk', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect((await service.list({ job_id: 'job_1' }))[0].status).toBe('succeeded');
-      const reopened = await openStores(disk.dir, silentLogger);
-      expect(await reopened.webhooks.findOne({ job_id: 'job_1' })).toMatchObject({ status: 'succeeded' });
+      const reopened = await openNedbStores(disk.dir, silentLogger);
+      expect(await reopened.deliveries.list({ job_id: 'job_1', limit: 1 })).toMatchObject([{ status: 'succeeded' }]);
     } finally {
       await service.stop();
       await receiver.close();

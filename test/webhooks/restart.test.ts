@@ -5,10 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import Datastore from 'nedb-promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEgressPolicy } from '../../server/egress/policy.js';
+import { silentLogger } from '../../server/logger.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
 import { type Receiver,startReceiver } from './receiver.js';
 
@@ -82,10 +83,9 @@ describe('webhook deliveries across a killed process', () => {
   }
 
   async function restart(file: string, now: () => number = Date.now) {
-    const datastore = Datastore.create({ filename: file, autoload: false });
-    await datastore.load();
+    const { deliveries } = await openNedbStores(path.dirname(file), silentLogger);
     restarted = createWebhookService({
-      datastore,
+      store: deliveries,
       policy: createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }),
       secrets: async () => [secret],
       clock: { now },

@@ -3,12 +3,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import Datastore from 'nedb-promises';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createEgressPolicy, type EgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { ApiError } from '../../server/errors.js';
+import { silentLogger } from '../../server/logger.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { DeliveryStore } from '../../server/store/stores.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
 import { type Canary,startCanary } from '../egress/canary.js';
 import { type Receiver,startReceiver } from './receiver.js';
@@ -41,7 +43,7 @@ async function settled(service: WebhookService, jobId: string, ms = 10_000) {
 
 describe('webhook service', () => {
   let dir: string;
-  let datastore: Datastore<Record<string, any>>;
+  let store: DeliveryStore;
   let canary: Canary;
   let policy: EgressPolicy;
   let key: string;
@@ -56,7 +58,7 @@ describe('webhook service', () => {
   };
 
   const service = (overrides: Partial<WebhookServiceDeps> = {}) => {
-    const s = createWebhookService({ datastore, policy, secrets: async () => [key], schedule: [50, 50, 50], ...overrides });
+    const s = createWebhookService({ store, policy, secrets: async () => [key], schedule: [50, 50, 50], ...overrides });
     services.push(s);
     return s;
   };
@@ -79,7 +81,7 @@ describe('webhook service', () => {
 
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'webhooks-'));
-    datastore = Datastore.create({ filename: path.join(dir, 'webhooks.db'), autoload: true });
+    store = (await openNedbStores(dir, silentLogger)).deliveries;
     policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }, { resolve });
     key = secret();
   });

@@ -1,0 +1,49 @@
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
+import type { NedbFile } from './nedb-stores.js';
+import type { DeliveryStore } from './stores.js';
+
+/** webhooks.db: webhook deliveries with their attempts. */
+export class NedbDeliveryStore implements DeliveryStore {
+  private constructor(private readonly db: NedbFile<DeliveryDoc>) {}
+
+  static async open(db: NedbFile<DeliveryDoc>): Promise<NedbDeliveryStore> {
+    await Promise.all([db.ensureIndex({ fieldName: 'job_id' }), db.ensureIndex({ fieldName: 'status' })]);
+    return new NedbDeliveryStore(db);
+  }
+
+  async insert(doc: DeliveryDoc): Promise<void> {
+    await this.db.insert(doc);
+  }
+
+  get(id: string): Promise<DeliveryDoc | null> {
+    return this.db.findOne({ _id: id });
+  }
+
+  pending(): Promise<DeliveryDoc[]> {
+    return this.db.find({ status: 'pending' });
+  }
+
+  list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
+    const query = filter.job_id === undefined ? {} : { job_id: filter.job_id };
+    return this.db.find(query).sort({ created_at: -1 }).limit(filter.limit);
+  }
+
+  recordAttempt(
+    id: string,
+    attempt: AttemptRecord,
+    next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
+  ): Promise<DeliveryDoc | null> {
+    return this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: next }, { returnUpdatedDocs: true });
+  }
+
+  async countByStatus(): Promise<Record<DeliveryStatus, number>> {
+    const [pending, succeeded, failed] = await Promise.all(
+      (['pending', 'succeeded', 'failed'] as const).map((status) => this.db.count({ status })),
+    );
+    return { pending, succeeded, failed };
+  }
+
+  removeFinishedBefore(cutoff: number): Promise<number> {
+    return this.db.remove({ created_at: { $lt: cutoff }, status: { $ne: 'pending' } }, { multi: true });
+  }
+}

@@ -1,0 +1,34 @@
+import type { JobRecord } from '../jobs/job-record.js';
+import type { NedbFile } from './nedb-stores.js';
+import type { HourlyEnds, StatsStore } from './stores.js';
+
+/** One hour's job ends in stats.db, under the id `h<hour>`. */
+export type HourDoc = HourlyEnds & { _id: string };
+
+const HOUR = 3_600_000;
+
+/** stats.db: job ends per hour, counted as jobs end, so the dashboard never scans jobs. */
+export class NedbStatsStore implements StatsStore {
+  constructor(private readonly db: NedbFile<HourDoc>) {}
+
+  async countEnd(hour: number, status: 'completed' | 'failed'): Promise<void> {
+    await this.db.update({ _id: `h${hour}` }, { $inc: { [status]: 1 }, $set: { hour } }, { upsert: true });
+  }
+
+  /** Counts the ends of jobs stored before the hours were kept. */
+  async countFrom(jobs: readonly JobRecord[]): Promise<void> {
+    for (const job of jobs) {
+      if (job.completed_at === null || (job.status !== 'completed' && job.status !== 'failed')) continue;
+      await this.countEnd(Math.floor(job.completed_at / HOUR) * HOUR, job.status);
+    }
+  }
+
+  async hoursSince(fromHour: number): Promise<HourlyEnds[]> {
+    const docs = await this.db.find({ hour: { $gte: fromHour } }).sort({ hour: 1 });
+    return docs.map((d) => ({ hour: d.hour, completed: d.completed ?? 0, failed: d.failed ?? 0 }));
+  }
+
+  async prune(beforeHour: number): Promise<void> {
+    await this.db.remove({ hour: { $lt: beforeHour } }, { multi: true });
+  }
+}

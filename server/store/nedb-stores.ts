@@ -1,0 +1,146 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import Datastore from 'nedb-promises';
+
+import type { AccountRecord } from '../auth/accounts.js';
+import type { KeyRecord } from '../auth/api-keys.js';
+import type { JobRecord } from '../jobs/job-record.js';
+import type { Logger } from '../logger.js';
+import type { DeliveryDoc } from '../webhooks/delivery-store.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
+import { loadGuarded } from './datafile-guard.js';
+import { FileStore } from './file-store.js';
+import { dropJobsBefore } from './history-prefilter.js';
+import { NedbAccountStore } from './nedb-account-store.js';
+import { NedbDeliveryStore } from './nedb-delivery-store.js';
+import { NedbJobStore } from './nedb-job-store.js';
+import { NedbKeyStore } from './nedb-key-store.js';
+import { NedbSettingsStore, type SettingsDoc } from './nedb-settings-store.js';
+import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
+import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
+import type { SettingsStore, Stores } from './stores.js';
+
+/** One NeDB datafile of documents of type T. */
+export type NedbFile<T extends { _id: string }> = Datastore<T>;
+
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks'] as const;
+
+export interface OpenOptions {
+  /**
+   * Given the saved settings, the time before which ended jobs are past the history period, or
+   * null to load jobs.db whole: those jobs' lines are left out of the file before it is loaded.
+   */
+  historyCutoff?: (settings: SettingsStore) => Promise<number | null>;
+}
+
+/**
+ * Opens every store in `dataDir`, each a NeDB datafile held in memory. A file with unreadable
+ * lines (a write cut short by a crash or a full disk) still opens: the unreadable lines are
+ * reported, a copy of the original file is kept beside it, and the readable documents are loaded.
+ */
+export async function openNedbStores(dataDir: string, logger: Logger, options: OpenOptions = {}): Promise<Stores> {
+  const log = logger.child({ component: 'stores' });
+  await fs.mkdir(dataDir, { recursive: true });
+  // Settings first: the history period they hold decides what of jobs.db is loaded at all.
+  const settingsFile = await openFile(dataDir, 'settings', log);
+  const settings = new NedbSettingsStore(settingsFile as NedbFile<SettingsDoc>);
+  const cutoff = options.historyCutoff ? await options.historyCutoff(settings) : null;
+  if (cutoff !== null) {
+    const { withFiles } = await dropJobsBefore(path.join(dataDir, 'jobs.db'), cutoff, log);
+    const files = new FileStore(dataDir);
+    for (const { jobId, image } of withFiles) await files.remove(image ?? undefined, jobId);
+  }
+  const hadStats = await exists(path.join(dataDir, 'stats.db'));
+  const [accounts, keys, jobs, usage, stats, webhooks] = await Promise.all(NAMES.map((name) => openFile(dataDir, name, log)));
+  const stores = {
+    accounts: await NedbAccountStore.open(accounts as NedbFile<AccountRecord>),
+    keys: await NedbKeyStore.open(keys as NedbFile<KeyRecord>, log),
+    jobs: await NedbJobStore.open(jobs as NedbFile<JobRecord>),
+    usage: await NedbUsageStore.open(usage as NedbFile<UsageDoc>),
+    stats: new NedbStatsStore(stats as NedbFile<HourDoc>),
+    settings,
+    deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
+  };
+  // A data directory from before the hourly figures were kept: the dashboard's day is counted once from the jobs.
+  if (!hadStats) await stores.stats.countFrom(await stores.jobs.endedSince(Date.now() - 2 * 86_400_000));
+  const files = [accounts, keys, jobs, usage, stats, webhooks, settingsFile];
+  return {
+    backend: 'nedb',
+    ...stores,
+    compact: () => compactFiles(files),
+    close: async () => undefined,
+  };
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function openFile(dataDir: string, name: string, log: Logger): Promise<NedbFile<{ _id: string }>> {
+  const filename = path.join(dataDir, `${name}.db`);
+  const { corrupt, endsMidLine } = await inspectDatafile(filename);
+  let rewrite = true;
+  if (corrupt > 0) {
+    const copy = `${filename}.corrupt-${Date.now()}`;
+    try {
+      await fs.copyFile(filename, copy);
+      log.warn(`${name}.db had ${corrupt} unreadable line(s), skipped; the original file was kept as ${copy}`);
+    } catch (err) {
+      // Most likely the disk is full. Without a copy the damaged file itself must stay as it
+      // is, so it is not compacted in this run; a later start keeps the copy.
+      await fs.rm(copy, { force: true }).catch(() => undefined);
+      rewrite = false;
+      log.warn(`${name}.db had ${corrupt} unreadable line(s), skipped; no copy could be kept (${(err as NodeJS.ErrnoException).code ?? String(err)}), so the file is left as it is`);
+    }
+  }
+  const options = {
+    filename,
+    autoload: false,
+    corruptAlertThreshold: corrupt > 0 ? 1 : 0.1,
+    // Passed on to @seald-io/nedb, whose `modes` nedb-promises' types do not list yet.
+    modes: { fileMode: PRIVATE_FILE_MODE, dirMode: PRIVATE_DIR_MODE },
+  };
+  const store = Datastore.create(options);
+  await loadGuarded(store, { filename, endsMidLine, rewrite, log });
+  return store;
+}
+
+async function inspectDatafile(filename: string): Promise<{ corrupt: number; endsMidLine: boolean }> {
+  let text: string;
+  try {
+    text = await fs.readFile(filename, 'utf8');
+  } catch {
+    return { corrupt: 0, endsMidLine: false };
+  }
+  let corrupt = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      JSON.parse(line);
+    } catch {
+      corrupt++;
+    }
+  }
+  return { corrupt, endsMidLine: text.length > 0 && !text.endsWith('\n') };
+}
+
+/** Rewrites one datafile compactly, dropping the lines of removed and replaced documents. */
+export function compactFile(file: NedbFile<{ _id: string }>): Promise<void> {
+  // @seald-io/nedb's own method, reached through Datastore.create's proxy (nedb-promises has no wrapper for it).
+  return (file as unknown as { compactDatafileAsync(): Promise<void> }).compactDatafileAsync();
+}
+
+/**
+ * Rewrites every datafile compactly (NeDB appends; this folds the log). Returns only when
+ * every file is done, so one failure (a full disk) does not leave the others' half-written
+ * `<file>~` copies behind the caller's back; the first failure is then thrown.
+ */
+async function compactFiles(files: ReadonlyArray<NedbFile<{ _id: string }>>): Promise<void> {
+  const results = await Promise.allSettled(files.map(compactFile));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
