@@ -64,7 +64,7 @@ export interface StyleRequest {
   css: string;
   /** Selectors whose elements get `visibility: hidden`. */
   hide: string[];
-  /** Animations jump to their end and transitions are off (`reduced_motion`). */
+  /** Animations jump to their end, running transitions too, and new ones are off (`reduced_motion`). */
   freezeMotion: boolean;
 }
 
@@ -96,5 +96,10 @@ export function injectStyles({ css, hide, freezeMotion }: StyleRequest): string 
   (document.head ?? document.documentElement).appendChild(style);
   // One forced layout so measurements taken next see the new rules.
   void document.documentElement.getBoundingClientRect();
+  // A transition already running (a fade-in started at load) keeps its duration when the rule
+  // above arrives; it is brought to its end instead.
+  if (freezeMotion) {
+    for (const animation of document.getAnimations()) if (animation instanceof CSSTransition) animation.finish();
+  }
   return null;
 }

@@ -163,13 +163,16 @@ export const optionCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'reduced_motion freezes animations at their end',
+    name: 'reduced_motion emulates prefers-reduced-motion: reduce and freezes animations and transitions at their end',
     async run(engine, fixtureUrl) {
       const moving = await engine.capture(withOptions(fixtureUrl, '/opt/motion.html', {}));
-      const [r] = await pixel(moving, 200, 150);
-      assert.ok(r > 200, 'the animation has barely started without the option');
+      assert.ok((await pixel(moving, 200, 150))[0] > 200, 'the animation has barely started without the option');
+      assert.ok((await pixel(moving, 700, 150))[0] > 200, 'the transition has barely started without the option');
+      assertColour(await pixel(moving, 1200, 150), WHITE, 'no reduced motion without the option');
       const frozen = await engine.capture(withOptions(fixtureUrl, '/opt/motion.html', { reducedMotion: true }));
       assertColour(await pixel(frozen, 200, 150), GREEN, 'the animation at its end');
+      assertColour(await pixel(frozen, 700, 150), GREEN, 'the transition at its end');
+      assertColour(await pixel(frozen, 1200, 150), BLUE, 'the page’s prefers-reduced-motion rule');
     },
   },
   {
