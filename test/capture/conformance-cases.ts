@@ -15,6 +15,12 @@ import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets
 export interface ConformanceHooks {
   /** Kills the engine's browser process (as a crash would) while a capture runs. */
   crashBrowser?: (engine: CaptureEngine) => Promise<void>;
+  /**
+   * True when the engine's browser resolves the ad and tracker hosts of the blocking fixture
+   * pages (BLOCKING_HOSTS in test/fixtures/blocking-pages.ts) to 127.0.0.1, e.g. with Chromium's
+   * `--host-resolver-rules=` HOST_RESOLVER_RULES.
+   */
+  hostsMapped?: boolean;
 }
 
 export interface ConformanceCase {
@@ -53,7 +59,7 @@ async function assertImage(result: CaptureResult, format: string, width: number,
 }
 
 /** Requests the fixture server saw whose path starts with `prefix` (via its /seen page). */
-async function seen(fixtureUrl: string, prefix: string): Promise<Array<{ path: string; userAgent: string }>> {
+export async function seen(fixtureUrl: string, prefix: string): Promise<Array<{ path: string; userAgent: string }>> {
   const response = await fetch(`${fixtureUrl}/seen?prefix=${encodeURIComponent(prefix)}`, {
     signal: AbortSignal.timeout(5_000),
   });

@@ -10,7 +10,7 @@ import type { CaptureOptions } from '../../server/capture/capture-options.js';
 import type { CaptureRequest, CaptureResult } from '../../server/capture/engine.js';
 import { PRESETS } from '../../server/capture/presets.js';
 import { BASIC_CREDENTIALS, optionHeadersSeen } from '../fixtures/option-pages.js';
-import { captureRequest, type ConformanceCase, rejection } from './conformance-cases.js';
+import { captureRequest, type ConformanceCase, rejection, seen } from './conformance-cases.js';
 
 type Rgb = [number, number, number];
 const RED: Rgb = [255, 0, 0];
@@ -18,6 +18,10 @@ const GREEN: Rgb = [0, 255, 0];
 const BLUE: Rgb = [0, 0, 255];
 const WHITE: Rgb = [255, 255, 255];
 const BLACK_TEXT_OR_WHITE = WHITE;
+/** Colours of the blocking fixture pages (test/fixtures/blocking-pages.ts). */
+const OWN_GREEN: Rgb = [0, 192, 0];
+const BAND_BLUE: Rgb = [0, 80, 255];
+const MAGENTA: Rgb = [255, 0, 255];
 
 /** The colour at (x, y) in image pixels. */
 async function pixel(result: CaptureResult, x: number, y: number): Promise<Rgb> {
@@ -26,9 +30,10 @@ async function pixel(result: CaptureResult, x: number, y: number): Promise<Rgb> 
   return [data[at]!, data[at + 1]!, data[at + 2]!];
 }
 
+const isClose = (actual: Rgb, expected: Rgb) => actual.every((c, i) => Math.abs(c - expected[i]!) <= 8);
+
 function assertColour(actual: Rgb, expected: Rgb, what: string): void {
-  const close = actual.every((c, i) => Math.abs(c - expected[i]!) <= 8);
-  assert.ok(close, `${what}: expected rgb(${expected.join(',')}), got rgb(${actual.join(',')})`);
+  assert.ok(isClose(actual, expected), `${what}: expected rgb(${expected.join(',')}), got rgb(${actual.join(',')})`);
 }
 
 /** Every pixel of the image is `expected` (within a small tolerance). */
@@ -42,6 +47,10 @@ async function assertAll(result: CaptureResult, expected: Rgb, what: string): Pr
     }
   }
 }
+
+let runs = 0;
+/** Tells one capture's requests to the fixture server from another's. */
+const runId = () => `r${Date.now().toString(36)}-${++runs}`;
 
 const withOptions = (fixtureUrl: string, path: string, options: CaptureOptions, more: Partial<CaptureRequest> = {}) =>
   captureRequest(fixtureUrl, path, { ...more, options });
@@ -153,6 +162,72 @@ export const optionCases: ConformanceCase[] = [
       assertColour(await pixel(clicked, 250, 200), GREEN, 'the panel the click opened');
       const err = await rejection(engine.capture(withOptions(fixtureUrl, '/opt/click.html', { clickSelector: '#nope' })));
       assert.equal(err.message, 'No element matches #nope');
+    },
+  },
+  {
+    name: "block_ads leaves an ad server's image out of the picture, showing the page under it; without it the ad shows",
+    requires: 'hostsMapped',
+    async run(engine, fixtureUrl) {
+      const blocked = await engine.capture(withOptions(fixtureUrl, '/blocking/ad.html', { blockAds: true }));
+      assertColour(await pixel(blocked, 150, 125), WHITE, 'where the ad was');
+      assertColour(await pixel(blocked, 550, 125), OWN_GREEN, "the page's own image");
+      const shown = await engine.capture(withOptions(fixtureUrl, '/blocking/ad.html', {}));
+      assertColour(await pixel(shown, 150, 125), RED, 'the ad without the option');
+    },
+  },
+  {
+    name: "block_ads never blocks the page's own site, even when it is an ad server's, and lets trackers through",
+    requires: 'hostsMapped',
+    async run(engine, fixtureUrl) {
+      const run = runId();
+      const adSite = `http://securepubads.g.doubleclick.net:${new URL(fixtureUrl).port}`;
+      const result = await engine.capture(withOptions(adSite, `/blocking/own-site.html?run=${run}`, { blockAds: true }));
+      assert.equal(result.httpStatus, 200);
+      assert.equal((await seen(fixtureUrl, `/blocking/own.png?run=${run}`)).length, 1, "an image of another host of the page's site");
+      assert.equal((await seen(fixtureUrl, `/blocking/other-ad.png?run=${run}`)).length, 0, "another site's ad server");
+      assertColour(await pixel(result, 150, 125), OWN_GREEN, "the own site's image");
+      assertColour(await pixel(result, 550, 125), WHITE, "where the other site's ad was");
+      const tracked = runId();
+      await engine.capture(withOptions(fixtureUrl, `/blocking/tracker.html?run=${tracked}`, { blockAds: true }));
+      assert.equal((await seen(fixtureUrl, `/blocking/beacon.gif?run=${tracked}`)).length, 1, 'the tracker with only ads blocked');
+    },
+  },
+  {
+    name: "block_trackers never sends a tracker's request, also when headers make it use Chromium's own blocking; without it the request is sent",
+    requires: 'hostsMapped',
+    async run(engine, fixtureUrl) {
+      const beacons = async (options: CaptureOptions) => {
+        const run = runId();
+        const result = await engine.capture(withOptions(fixtureUrl, `/blocking/tracker.html?run=${run}`, options));
+        assert.equal(result.httpStatus, 200);
+        return (await seen(fixtureUrl, `/blocking/beacon.gif?run=${run}`)).length;
+      };
+      assert.equal(await beacons({ blockTrackers: true }), 0, 'blocked');
+      assert.equal(await beacons({ blockTrackers: true, headers: { 'X-Test': '1' } }), 0, 'blocked along with headers');
+      assert.equal(await beacons({}), 1, 'sent without the option');
+    },
+  },
+  {
+    name: 'block_cookie_banners refuses a OneTrust dialog through its reject button, so the page under it shows unlocked; without it the dialog shows',
+    async run(engine, fixtureUrl) {
+      const before = (await seen(fixtureUrl, '/blocking/choice')).length;
+      const refused = await engine.capture(withOptions(fixtureUrl, '/blocking/onetrust.html', { blockCookieBanners: true }));
+      assertColour(await pixel(refused, 960, 300), BAND_BLUE, 'the band, not darkened');
+      assertColour(await pixel(refused, 960, 1000), WHITE, 'where the banner was');
+      const choices = (await seen(fixtureUrl, '/blocking/choice')).slice(before).map((r) => r.path);
+      assert.deepEqual(choices, ['/blocking/choice?c=reject']);
+      const shown = await engine.capture(withOptions(fixtureUrl, '/blocking/onetrust.html', {}));
+      assertColour(await pixel(shown, 960, 1000), MAGENTA, 'the banner without the option');
+      assert.ok(!isClose(await pixel(shown, 960, 300), BAND_BLUE), 'the band darkened by the dialog without the option');
+    },
+  },
+  {
+    name: 'block_cookie_banners hides a consent dialog nothing answers, and undoes its scroll lock',
+    async run(engine, fixtureUrl) {
+      const result = await engine.capture(withOptions(fixtureUrl, '/blocking/static-cmp.html', { blockCookieBanners: true }));
+      assertColour(await pixel(result, 960, 300), BAND_BLUE, 'the band, not darkened');
+      assertColour(await pixel(result, 960, 1000), WHITE, 'where the dialog was');
+      assert.match(result.html ?? '', /<body style="overflow: visible !important;/);
     },
   },
   {
