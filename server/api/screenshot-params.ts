@@ -85,7 +85,6 @@ function checkCombinations(input: ScreenshotRequest): void {
   }
   (input.cookies ?? []).forEach((cookie, i) => {
     if (cookie.same_site === 'None' && !cookie.secure) refuse(`cookies[${i}] with same_site None needs secure: true`, 'cookies');
-    if (/[;\s]/.test(cookie.value) || /[\s;,]/.test(cookie.domain ?? '')) refuse(`cookies[${i}] has a value or domain with spaces or semicolons`, 'cookies');
   });
   if (input.timezone !== undefined && !isTimeZone(input.timezone)) {
     refuse(`timezone must be an IANA time zone such as Europe/Paris; ${input.timezone} is not one`, 'timezone');

@@ -26,6 +26,14 @@ const Flag = (description: string) => Type.Optional(Type.Boolean({ default: fals
 
 /** A header or cookie name: an HTTP token. */
 const TOKEN_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+// What Chromium takes for a cookie; anything else would fail the job at run time (Network.setCookies
+// refuses it) or drop the cookie without a word, instead of a 400 naming the field.
+/** A cookie's domain: an ASCII host name or IPv4 address, optionally after a dot, or an IPv6 address in brackets. */
+const COOKIE_DOMAIN_PATTERN = '^(\\.?[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*|\\[[0-9A-Fa-f:.]+\\])$';
+/** A cookie's path: from /, without semicolons or control characters. */
+const COOKIE_PATH_PATTERN = '^/[^;\\u0000-\\u001f\\u007f]*$';
+/** A cookie's value: no white space, semicolons or control characters. */
+const COOKIE_VALUE_PATTERN = '^[^;\\s\\u0000-\\u001f\\u007f]*$';
 
 /** The options of a capture beyond device and format (capture-options.ts has them as the engine takes them). */
 export const captureOptionFields = {
@@ -84,9 +92,18 @@ export const captureOptionFields = {
       Type.Object(
         {
           name: Type.String({ minLength: 1, maxLength: 256, pattern: TOKEN_PATTERN }),
-          value: Type.String({ maxLength: 4096 }),
-          domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: "Defaults to the URL's host" })),
-          path: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, pattern: '^/', description: 'Defaults to /' })),
+          value: Type.String({ maxLength: 4096, pattern: COOKIE_VALUE_PATTERN, description: 'No white space, semicolons or control characters' }),
+          domain: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 253,
+              pattern: COOKIE_DOMAIN_PATTERN,
+              description: "A host name (e.g. example.com or .example.com) or IP address, without scheme, port or path; defaults to the URL's host",
+            }),
+          ),
+          path: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 1024, pattern: COOKIE_PATH_PATTERN, description: 'Starts with /, no semicolons or control characters; defaults to /' }),
+          ),
           secure: Type.Optional(Type.Boolean()),
           http_only: Type.Optional(Type.Boolean()),
           same_site: Type.Optional(Type.Enum(['Strict', 'Lax', 'None'])),
