@@ -1,0 +1,175 @@
+import type pg from 'pg';
+
+import type { Logger } from '../../logger.js';
+import { createPool } from './pg-pool.js';
+
+/** One step of the schema, applied once, in its own transaction, in version order. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * The schema of every store. Each table keeps the whole record in `doc` (jsonb, as the services
+ * hand it over) and, as generated columns, the fields its reads filter and sort on, so an
+ * update writes the record once and its indexed columns cannot disagree with it. Ids and days
+ * sort in the C collation, byte by byte, as the NeDB backend compares them; the job list's ties
+ * on created_at are broken by id in that order.
+ *
+ * Steps are only ever appended: a step that shipped is never edited.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'stores',
+    sql: `
+      CREATE TABLE jobs (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        account_id text GENERATED ALWAYS AS (doc->>'account_id') STORED,
+        status text GENERATED ALWAYS AS (doc->>'status') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED,
+        completed_at bigint GENERATED ALWAYS AS ((doc->>'completed_at')::bigint) STORED,
+        image_file text GENERATED ALWAYS AS (doc->>'image_file') STORED,
+        cache_key text GENERATED ALWAYS AS (doc->>'cache_key') STORED,
+        expired boolean GENERATED ALWAYS AS ((doc->>'expired')::boolean) STORED
+      );
+      -- The admin job list, newest first, whole or by account or by state; the history purge reads it oldest first.
+      CREATE INDEX jobs_list ON jobs (created_at DESC, id DESC);
+      CREATE INDEX jobs_by_account ON jobs (account_id, created_at DESC, id DESC);
+      CREATE INDEX jobs_by_status ON jobs (status, created_at DESC, id DESC);
+      -- Jobs to run again at start, oldest first.
+      CREATE INDEX jobs_unfinished ON jobs (created_at, id) WHERE status IN ('pending', 'processing');
+      -- GET /v1/files/<name>, unauthenticated, on every request.
+      CREATE INDEX jobs_by_image ON jobs (image_file) WHERE image_file IS NOT NULL;
+      CREATE INDEX jobs_by_cache_key ON jobs (cache_key, created_at DESC) WHERE cache_key IS NOT NULL;
+      -- The retention sweep: ended jobs whose files are still kept.
+      CREATE INDEX jobs_to_expire ON jobs (completed_at) WHERE NOT expired AND status IN ('completed', 'failed');
+
+      CREATE TABLE accounts (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        email text GENERATED ALWAYS AS (doc->>'email') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED
+      );
+      CREATE INDEX accounts_by_email ON accounts (email);
+      CREATE INDEX accounts_list ON accounts (created_at, id);
+
+      CREATE TABLE api_keys (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        account_id text GENERATED ALWAYS AS (doc->>'account_id') STORED,
+        hash text GENERATED ALWAYS AS (doc->>'hash') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED
+      );
+      -- Every API call authenticates by the key's hash; two keys never share one.
+      CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (hash);
+      CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at, id);
+
+      -- Calls per account and UTC day, kept after the jobs are gone.
+      CREATE TABLE usage_days (
+        account_id text NOT NULL,
+        day text COLLATE "C" NOT NULL,
+        month text COLLATE "C" NOT NULL,
+        count bigint NOT NULL,
+        PRIMARY KEY (account_id, day)
+      );
+      CREATE INDEX usage_days_by_month ON usage_days (account_id, month);
+      CREATE INDEX usage_days_by_day ON usage_days (day);
+
+      -- Job ends per UTC hour (the hour's start, epoch ms), counted as jobs end.
+      CREATE TABLE hourly_ends (
+        hour bigint PRIMARY KEY,
+        completed bigint NOT NULL DEFAULT 0,
+        failed bigint NOT NULL DEFAULT 0
+      );
+
+      -- What the admin saved: one row.
+      CREATE TABLE settings (
+        id boolean PRIMARY KEY DEFAULT true CHECK (id),
+        doc jsonb NOT NULL
+      );
+
+      CREATE TABLE webhook_deliveries (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        job_id text GENERATED ALWAYS AS (doc->>'job_id') STORED,
+        status text GENERATED ALWAYS AS (doc->>'status') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED
+      );
+      CREATE INDEX webhook_deliveries_by_job ON webhook_deliveries (job_id);
+      CREATE INDEX webhook_deliveries_list ON webhook_deliveries (created_at DESC, id DESC);
+      CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (created_at, id) WHERE status = 'pending';
+    `,
+  },
+];
+
+/**
+ * The session advisory lock migrations are applied under (an arbitrary constant, 'SAmigr' in
+ * ASCII): nodes starting together wait for the first, then find its steps applied.
+ */
+const MIGRATION_LOCK = 0x53_41_6d_69_67_72;
+
+/**
+ * Applies the steps of `steps` the database has not had, in order, each in its own transaction
+ * and recorded in schema_migrations; returns the versions applied (none when it was up to date).
+ */
+export async function migrate(pool: pg.Pool, log: Logger, steps: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  for (let i = 1; i < steps.length; i++) {
+    if (steps[i].version <= steps[i - 1].version) throw new Error(`migration ${steps[i].version} is listed after ${steps[i - 1].version}`);
+  }
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    // A step may take long on a large table, and the nodes waiting for the lock wait as long.
+    await client.query('SET statement_timeout = 0');
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const known = new Set(steps.map((s) => s.version));
+      const unknown = [...done].filter((v) => !known.has(v));
+      if (unknown.length > 0) log.warn(`the database has schema versions this node does not know (${unknown.join(', ')}): a newer node migrated it`);
+      const applied: number[] = [];
+      for (const step of steps) {
+        if (done.has(step.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(step.sql);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [step.version]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw new Error(`schema migration ${step.version} (${step.name}) failed: ${(err as Error).message}`, { cause: err });
+        }
+        log.info(`applied schema migration ${step.version} (${step.name})`);
+        applied.push(step.version);
+      }
+      return applied;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await client.query('RESET statement_timeout');
+    }
+  } catch (err) {
+    failure = err as Error;
+    throw err;
+  } finally {
+    // A connection that failed part-way may still hold the lock or a transaction: closed, not pooled.
+    client.release(failure);
+  }
+}
+
+/** `screenshot-appliance migrate --database URL`: brings the schema up to date; the versions applied. */
+export async function runMigrations(url: string, logger: Logger): Promise<number[]> {
+  const log = logger.child({ component: 'migrations' });
+  const pool = createPool(url, log, { maxConnections: 1 });
+  try {
+    return await migrate(pool, log);
+  } finally {
+    await pool.end();
+  }
+}

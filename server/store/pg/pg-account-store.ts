@@ -1,0 +1,41 @@
+import type pg from 'pg';
+
+import type { AccountRecord } from '../../auth/accounts.js';
+import type { AccountStore, NewAccount } from '../stores.js';
+import { toJsonb } from './pg-pool.js';
+import { newRecordId } from './record-id.js';
+
+/** The accounts table. */
+export class PgAccountStore implements AccountStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async insert(account: NewAccount): Promise<AccountRecord> {
+    const record: AccountRecord = { ...account, _id: newRecordId() };
+    const { rows } = await this.pool.query<{ doc: AccountRecord }>('INSERT INTO accounts (id, doc) VALUES ($1, $2::jsonb) RETURNING doc', [
+      record._id,
+      toJsonb(record),
+    ]);
+    return rows[0].doc;
+  }
+
+  async list(): Promise<AccountRecord[]> {
+    return (await this.pool.query<{ doc: AccountRecord }>('SELECT doc FROM accounts ORDER BY created_at, id')).rows.map((r) => r.doc);
+  }
+
+  async get(id: string): Promise<AccountRecord | null> {
+    return (await this.pool.query<{ doc: AccountRecord }>('SELECT doc FROM accounts WHERE id = $1', [id])).rows[0]?.doc ?? null;
+  }
+
+  async byEmail(email: string): Promise<AccountRecord | null> {
+    const { rows } = await this.pool.query<{ doc: AccountRecord }>('SELECT doc FROM accounts WHERE email = $1 ORDER BY created_at, id LIMIT 1', [email]);
+    return rows[0]?.doc ?? null;
+  }
+
+  async update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void> {
+    await this.pool.query('UPDATE accounts SET doc = doc || $2::jsonb WHERE id = $1', [id, toJsonb(change)]);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.pool.query('DELETE FROM accounts WHERE id = $1', [id]);
+  }
+}

@@ -1,0 +1,62 @@
+import type pg from 'pg';
+
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../../webhooks/delivery-store.js';
+import type { DeliveryStore } from '../stores.js';
+import { toJsonb } from './pg-pool.js';
+
+/** The webhook_deliveries table: each delivery with its attempts in `doc`. */
+export class PgDeliveryStore implements DeliveryStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async insert(doc: DeliveryDoc): Promise<void> {
+    await this.pool.query('INSERT INTO webhook_deliveries (id, doc) VALUES ($1, $2::jsonb)', [doc._id, toJsonb(doc)]);
+  }
+
+  async get(id: string): Promise<DeliveryDoc | null> {
+    return (await this.pool.query<{ doc: DeliveryDoc }>('SELECT doc FROM webhook_deliveries WHERE id = $1', [id])).rows[0]?.doc ?? null;
+  }
+
+  async pending(): Promise<DeliveryDoc[]> {
+    const { rows } = await this.pool.query<{ doc: DeliveryDoc }>(`SELECT doc FROM webhook_deliveries WHERE status = 'pending' ORDER BY created_at, id`);
+    return rows.map((r) => r.doc);
+  }
+
+  async list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
+    const { rows } =
+      filter.job_id === undefined
+        ? await this.pool.query<{ doc: DeliveryDoc }>('SELECT doc FROM webhook_deliveries ORDER BY created_at DESC, id DESC LIMIT $1', [filter.limit])
+        : await this.pool.query<{ doc: DeliveryDoc }>(
+            'SELECT doc FROM webhook_deliveries WHERE job_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2',
+            [filter.job_id, filter.limit],
+          );
+    return rows.map((r) => r.doc);
+  }
+
+  /** One UPDATE: two nodes recording attempts of one delivery each append theirs, neither is lost. */
+  async recordAttempt(
+    id: string,
+    attempt: AttemptRecord,
+    next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
+  ): Promise<DeliveryDoc | null> {
+    const { rows } = await this.pool.query<{ doc: DeliveryDoc }>(
+      `UPDATE webhook_deliveries
+          SET doc = jsonb_set(doc, '{attempts}', coalesce(doc->'attempts', '[]'::jsonb) || jsonb_build_array($2::jsonb)) || $3::jsonb
+        WHERE id = $1
+        RETURNING doc`,
+      [id, toJsonb(attempt), toJsonb(next)],
+    );
+    return rows[0]?.doc ?? null;
+  }
+
+  async countByStatus(): Promise<Record<DeliveryStatus, number>> {
+    const counts: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0 };
+    const { rows } = await this.pool.query<{ status: DeliveryStatus; n: number }>('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status');
+    for (const { status, n } of rows) if (status in counts) counts[status] = n;
+    return counts;
+  }
+
+  async removeFinishedBefore(cutoff: number): Promise<number> {
+    const result = await this.pool.query(`DELETE FROM webhook_deliveries WHERE created_at < $1 AND status <> 'pending'`, [cutoff]);
+    return result.rowCount ?? 0;
+  }
+}

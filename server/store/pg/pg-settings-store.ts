@@ -1,0 +1,18 @@
+import type pg from 'pg';
+
+import type { Settings } from '../../api/schemas/admin.js';
+import type { SettingsStore } from '../stores.js';
+import { toJsonb } from './pg-pool.js';
+
+/** The settings table's one row: what the admin saved, replaced whole on each save. */
+export class PgSettingsStore implements SettingsStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async load(): Promise<Partial<Settings> | null> {
+    return (await this.pool.query<{ doc: Partial<Settings> }>('SELECT doc FROM settings')).rows[0]?.doc ?? null;
+  }
+
+  async save(values: Partial<Settings>): Promise<void> {
+    await this.pool.query('INSERT INTO settings (doc) VALUES ($1::jsonb) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc', [toJsonb(values)]);
+  }
+}

@@ -1,0 +1,41 @@
+import type { Logger } from '../../logger.js';
+import type { Stores } from '../stores.js';
+import { migrate } from './migrations.js';
+import { PgAccountStore } from './pg-account-store.js';
+import { PgDeliveryStore } from './pg-delivery-store.js';
+import { PgJobStore } from './pg-job-store.js';
+import { PgKeyStore } from './pg-key-store.js';
+import { createPool, type PgPoolOptions } from './pg-pool.js';
+import { PgSettingsStore } from './pg-settings-store.js';
+import { PgStatsStore } from './pg-stats-store.js';
+import { PgUsageStore } from './pg-usage-store.js';
+
+/**
+ * Opens every store in the PostgreSQL database at `url` (`postgres://user:password@host:port/db`),
+ * shared by every node of a cluster. The schema is brought up to date first; nodes starting
+ * together apply each step once (see migrate).
+ */
+export async function openPgStores(url: string, logger: Logger, options: PgPoolOptions = {}): Promise<Stores> {
+  const log = logger.child({ component: 'stores' });
+  const pool = createPool(url, log, options);
+  try {
+    await migrate(pool, log);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    backend: 'postgres',
+    accounts: new PgAccountStore(pool),
+    keys: new PgKeyStore(pool),
+    jobs: new PgJobStore(pool),
+    usage: new PgUsageStore(pool),
+    stats: new PgStatsStore(pool),
+    settings: new PgSettingsStore(pool),
+    deliveries: new PgDeliveryStore(pool),
+    // Autovacuum reclaims what deletes leave; there is nothing to fold by hand.
+    compact: async () => undefined,
+    close: () => (closing ??= pool.end()),
+  };
+}
