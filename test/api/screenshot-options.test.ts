@@ -8,9 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../server/logger.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+import { type Receiver, startReceiver } from '../webhooks/receiver.js';
 
 // The capture options through the API: each refused with a 400 naming its field when invalid,
-// carried to the capture, shown back without their secrets, and never written down in clear.
+// carried to the capture, shown back (and sent in the webhook) without their secrets, and never
+// written down in clear.
 
 let fixtures: FixtureServer;
 let server: TestServer;
@@ -154,18 +156,32 @@ describe('POST /v1/screenshot options', () => {
 describe('secrets given in headers, cookies and http_auth', () => {
   const SECRETS = ['hdr-s3cret-value', 'cookie-s3cret-value', 'pw-s3cret-value'];
 
-  it('reach the page but never the job resource, the admin API, the job store or the log', async () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  it('reach the page but never the job resource, the webhook, the admin API, the job store or the log', async () => {
     const res = await postJob({
       url: `${fixtures.url}/opt/echo.html`,
       headers: { 'X-Secret': SECRETS[0] },
       cookies: [{ name: 'sid', value: SECRETS[1] }],
       http_auth: { username: 'reader', password: SECRETS[2] },
+      callback_url: `${receiver.url}/hook`,
     });
     expect(res.status).toBe(201);
     const created = (await res.json()) as { job_id: string };
     // While the job waits, the secrets are sealed in its record.
     const job = await waitForJob(server, key, created.job_id);
     expect(job.status).toBe('completed');
+    await receiver.waitFor(1, 20_000);
+    const hook = receiver.received.find((r) => r.body.includes(created.job_id));
+    expect(hook, 'the webhook of this job').toBeDefined();
+    expect(JSON.parse(hook!.body)).toMatchObject({ type: 'screenshot.completed', data: { job_id: created.job_id, page_title: 'Echo' } });
+    const deliveries = await server.admin('GET', `/webhooks?job_id=${created.job_id}`);
     const withSource = await (await server.v1('GET', `/screenshot/${created.job_id}?include_source=1`, key)).json();
     // The page saw them (its source echoes what the server received)...
     expect(withSource.page_source).toContain(SECRETS[0]);
@@ -181,6 +197,8 @@ describe('secrets given in headers, cookies and http_auth', () => {
       ['the job resource', JSON.stringify(resource)],
       ['the admin job', JSON.stringify(admin.body)],
       ['the admin job list', JSON.stringify(list.body)],
+      ['the webhook', JSON.stringify(hook)],
+      ['the admin webhook deliveries', JSON.stringify(deliveries.body)],
       ['jobs.db', jobsDb],
       ['the log', logged.join('')],
     ]) {
