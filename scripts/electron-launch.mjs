@@ -1,13 +1,16 @@
 // Runs Electron on the built app (`npm start`) or on a main-process script (`npm run test:electron`).
-// - `npm install` here skips Electron's binary download, so the first run fetches it
-//   (node_modules/electron/install.js; it needs internet access or ELECTRON_MIRROR).
+// - An install may have skipped Electron's binary download (ELECTRON_SKIP_BINARY_DOWNLOAD, as
+//   scripts/setup.sh does), so the first run fetches it (node_modules/electron/install.js; it
+//   needs internet access or ELECTRON_MIRROR). An install without internet access leaves the
+//   optional electron package out altogether: then this says how to add it.
 // - Electron refuses to run as root on Linux without --no-sandbox (containers, CI).
 // - On Linux without a display it runs under `xvfb-run -a`.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { ELECTRON_MISSING, electronPackageDir } from './electron-package.mjs';
 
 /** A virtual screen larger than the biggest preset window (desktop, 1920×1080). */
 export const XVFB_SCREEN = '-screen 0 2560x1600x24';
@@ -27,8 +30,11 @@ export function electronCommand({ electron, args, platform, env, uid }) {
 
 /** The Electron executable, downloading it first when it is missing. */
 function electronBinary() {
-  const require = createRequire(import.meta.url);
-  const dir = path.dirname(require.resolve('electron/package.json'));
+  const dir = electronPackageDir();
+  if (dir === null) {
+    console.error(ELECTRON_MISSING);
+    process.exit(1);
+  }
   const installed = () => {
     try {
       const relative = fs.readFileSync(path.join(dir, 'path.txt'), 'utf8');
