@@ -106,6 +106,11 @@ export interface CdpEvents {
   /** Also sent again, same `requestId`, for each redirect the request follows. */
   'Network.requestWillBeSent': { requestId: string; frameId?: string; type?: string; request: { url: string } };
   'Network.responseReceived': { requestId: string; response: CdpResponse };
+  /**
+   * The headers as they came over the wire, for every response; the only event of a response
+   * that CORS then refuses to the page (a cross-origin fetch), which gets no responseReceived.
+   */
+  'Network.responseReceivedExtraInfo': { requestId: string; headers: Record<string, string> };
   'Network.loadingFinished': { requestId: string };
   'Network.loadingFailed': { requestId: string; errorText: string };
   /** A request paused by Fetch.enable's patterns, to be continued (Fetch.continueRequest). */

@@ -36,6 +36,8 @@ export class PageTraffic implements PageNetwork {
   /** The address of that document when the proxy refused its tunnel (denied or unreachable), else null. */
   mainDocumentTunnelRefused: string | null = null;
   private readonly inFlight = new Map<string, InFlight>();
+  /** Sub-requests counted in blockedRequests, which a refusal may report twice (see the events). */
+  private readonly refused = new Set<string>();
   private started = 0;
   private lastActivity = Date.now();
   private readonly detach: () => void;
@@ -56,14 +58,20 @@ export class PageTraffic implements PageNetwork {
       },
       'Network.responseReceived': ({ requestId, response }) => {
         const request = this.inFlight.get(requestId);
-        if (request) this.noteResponse(request, response);
+        if (request) this.noteResponse(requestId, request, response);
+      },
+      // A cross-origin fetch the proxy refused: the refusal has no CORS headers, so the page is
+      // told only "failed" and CDP sends no responseReceived; the raw headers still carry the marker.
+      'Network.responseReceivedExtraInfo': ({ requestId, headers }) => {
+        const request = this.inFlight.get(requestId);
+        if (request && !request.mainDocument && egressDenial(request.url, lowerCaseNames(headers)) !== null) this.noteBlocked(requestId);
       },
       'Network.loadingFinished': ({ requestId }) => void this.settle(requestId),
       'Network.loadingFailed': ({ requestId, errorText }) => {
         const request = this.settle(requestId);
         if (!request || !isTunnelRefusal(errorText)) return;
         if (request.mainDocument) this.mainDocumentTunnelRefused = request.url;
-        else this.blockedRequests++;
+        else this.noteBlocked(requestId);
       },
     });
   }
@@ -104,12 +112,12 @@ export class PageTraffic implements PageNetwork {
   }
 
   /** Reads the egress proxy's markers on a response (a redirect's comes with the next hop's request, unread). */
-  private noteResponse(request: InFlight, response: { url: string; status: number; headers: Record<string, string> }): void {
+  private noteResponse(requestId: string, request: InFlight, response: { url: string; status: number; headers: Record<string, string> }): void {
     const headers = lowerCaseNames(response.headers);
     const reason = egressDenial(response.url, headers);
     if (reason !== null) {
       if (request.mainDocument) this.mainDocumentDenied = reason;
-      else this.blockedRequests++;
+      else this.noteBlocked(requestId);
       return;
     }
     if (!request.mainDocument) return;
@@ -122,6 +130,12 @@ export class PageTraffic implements PageNetwork {
       this.mainDocumentUnreachable = null;
       this.mainDocumentTunnelRefused = null;
     }
+  }
+
+  private noteBlocked(requestId: string): void {
+    if (this.refused.has(requestId)) return;
+    this.refused.add(requestId);
+    this.blockedRequests++;
   }
 
   private settle(requestId: string): InFlight | undefined {

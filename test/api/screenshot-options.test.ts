@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createLogger } from '../../server/logger.js';
+import { type Canary, startCanary } from '../egress/canary.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type Receiver, startReceiver } from '../webhooks/receiver.js';
@@ -150,6 +151,46 @@ describe('POST /v1/screenshot options', () => {
     const plain = (await (await post({})).json()) as { estimated_time_seconds: number };
     const delayed = (await (await post({ delay: 9_000, full_page: true })).json()) as { estimated_time_seconds: number };
     expect(delayed.estimated_time_seconds).toBeGreaterThanOrEqual(plain.estimated_time_seconds + 9);
+  });
+});
+
+describe('the egress guard around scripts', () => {
+  let canary: Canary; // 127.0.0.2: the test server allows 127.0.0.1 only
+
+  beforeAll(async () => {
+    canary = await startCanary('127.0.0.2');
+  });
+  afterAll(async () => {
+    await canary?.close();
+  });
+
+  /**
+   * Runs a job whose script fetches `target` twice, as a cross-origin (CORS) fetch and as a
+   * no-cors one, and waits for both answers, whatever they are; returns the admin view of the job.
+   */
+  async function fetchingJob(target: string): Promise<{ status: string; blocked_requests: number }> {
+    const fetches = [`${target}&mode=cors`, `${target}&mode=no-cors`].map(
+      (url, i) => `fetch(${JSON.stringify(url)}${i ? ", { mode: 'no-cors' }" : ''}).then(() => 'answered', () => 'refused')`,
+    );
+    const scripts = `Promise.all([${fetches.join(', ')}])`;
+    const created = (await (await post({ scripts })).json()) as { job_id: string };
+    await waitForJob(server, key, created.job_id);
+    return (await server.admin('GET', `/jobs/${created.job_id}`)).body;
+  }
+
+  it("lets a script's requests to an allowed address through", async () => {
+    const path = `/small.html?from-script=${Date.now()}`;
+    const job = await fetchingJob(`${fixtures.url}${path}`);
+    expect(job).toMatchObject({ status: 'completed', blocked_requests: 0 });
+    expect(fixtures.seen(path)).toHaveLength(2);
+  });
+
+  it("blocks a script's requests to a denied address, which never receives them, and counts each once in blocked_requests", async () => {
+    const job = await fetchingJob(`${canary.origin}/from-script?run=${Date.now()}`);
+    expect(job.status).toBe('completed');
+    expect(job.blocked_requests).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(canary.hits()).toBe(0);
   });
 });
 
