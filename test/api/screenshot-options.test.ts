@@ -147,6 +147,21 @@ describe('POST /v1/screenshot options', () => {
     expect(Buffer.from(await file.arrayBuffer()).subarray(0, 5).toString('latin1')).toBe('%PDF-');
   });
 
+  it('says truncated: true for a WebP full page cut at 16383 image pixels, which the PNG of the same page is not', async () => {
+    // 16384 CSS px: within the full-page cap, one pixel past libwebp's largest side.
+    const page = { url: `${fixtures.url}/tall.html?h=16384`, full_page: true, width: 320 };
+    const [webp, png] = await Promise.all(
+      (['webp', 'png'] as const).map(async (format) => {
+        const created = (await (await postJob({ ...page, format })).json()) as { job_id: string };
+        const job = await waitForJob(server, key, created.job_id);
+        const meta = await sharp(Buffer.from(await (await fetch(job.screenshot_url)).arrayBuffer())).metadata();
+        return { status: job.status, truncated: job.truncated, format: meta.format, size: [meta.width, meta.height] };
+      }),
+    );
+    expect(webp).toEqual({ status: 'completed', truncated: true, format: 'webp', size: [320, 16_383] });
+    expect(png).toEqual({ status: 'completed', truncated: undefined, format: 'png', size: [320, 16_384] });
+  });
+
   it('counts a delay and full pages in estimated_time_seconds', async () => {
     const plain = (await (await post({})).json()) as { estimated_time_seconds: number };
     const delayed = (await (await post({ delay: 9_000, full_page: true })).json()) as { estimated_time_seconds: number };

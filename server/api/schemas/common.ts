@@ -79,7 +79,7 @@ const completedFields = {
   page_source: Type.Optional(Type.String({ description: 'The page HTML; only with include_source=1 and when stored' })),
   truncated: Type.Optional(
     Type.Literal(true, {
-      description: 'Present when a full page was cut: taller than the height cap, or past the pixel limit of a capture',
+      description: "Present when a full page was cut: taller than the height cap, past the pixel limit of a capture, or past WebP's 16383 pixels a side",
     }),
   ),
   expired: Type.Optional(Type.Boolean({ description: 'True once the retention period has removed the image' })),
