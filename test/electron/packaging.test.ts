@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -47,6 +48,30 @@ describe('electron-builder.yml', () => {
     const config = builderConfig();
     expect(config.files).toEqual(expect.arrayContaining(['dist/**/*', '!dist/test/**', 'build/icon.png', 'build/tray/**']));
     expect(config.asarUnpack).toEqual(expect.arrayContaining(['node_modules/sharp/**/*', 'node_modules/@img/**/*']));
+  });
+
+  it('packs no file of the electron package or its downloader into app.asar', async () => {
+    // electron-builder's own steps: the production modules npm lists (optional ones included),
+    // then the files of each that the exclusions of `files` let through.
+    const lib = (file: string) => createRequire(import.meta.url)(`app-builder-lib/out/${file}`);
+    const { getCollectorByPackageManager, PM } = lib('node-module-collector/index.js');
+    const { getNodeModuleFileMatcher, FileMatcher } = lib('fileMatcher.js');
+    const { NodeModuleCopyHelper } = lib('util/NodeModuleCopyHelper.js');
+    const { TmpDir } = createRequire(import.meta.url)('temp-file');
+    const tmp = new TmpDir('sa-packaging');
+    const collected = await getCollectorByPackageManager(PM.NPM, root, tmp).getNodeModules({ packageName: 'screenshot-appliance' });
+    await tmp.cleanup();
+    const packager = { config: builderConfig(), appInfo: { type: 'module' }, debugLogger: { isEnabled: false }, getWorkspaceRoot: async () => root };
+    const main = getNodeModuleFileMatcher(root, '/app', (s: string) => s, {}, packager);
+    const packed: string[] = [];
+    for (const dep of collected.nodeModules as Array<{ name: string; dir: string }>) {
+      if (!['electron', '@electron/get', 'extract-zip'].includes(dep.name)) continue;
+      const destination = `node_modules/${dep.name}`;
+      const copier = new NodeModuleCopyHelper(new FileMatcher(dep.dir, `/app/${destination}`, main.macroExpander, main.patterns), packager);
+      const files: string[] = await copier.collectNodeModules(dep, ['.o'], destination);
+      packed.push(...files.filter((file) => !copier.metadata.get(file)?.isDirectory()));
+    }
+    expect(packed).toEqual([]);
   });
 
   it('starts the compiled main process that package.json names', () => {
