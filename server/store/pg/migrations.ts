@@ -103,6 +103,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (created_at, id) WHERE status = 'pending';
     `,
   },
+  {
+    version: 2,
+    name: 'shared values',
+    sql: `
+      -- Values every node of a cluster uses alike (the admin token, the key sealing job secrets).
+      CREATE TABLE shared_values (
+        name text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

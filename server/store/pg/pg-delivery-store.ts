@@ -32,7 +32,10 @@ export class PgDeliveryStore implements DeliveryStore {
     return rows.map((r) => r.doc);
   }
 
-  /** One UPDATE: two nodes recording attempts of one delivery each append theirs, neither is lost. */
+  /**
+   * One UPDATE: two nodes recording attempts of one delivery each append theirs, neither is
+   * lost. The attempt is over, so its reservation ends with it.
+   */
   async recordAttempt(
     id: string,
     attempt: AttemptRecord,
@@ -43,7 +46,7 @@ export class PgDeliveryStore implements DeliveryStore {
           SET doc = jsonb_set(doc, '{attempts}', coalesce(doc->'attempts', '[]'::jsonb) || jsonb_build_array($2::jsonb)) || $3::jsonb
         WHERE id = $1
         RETURNING doc`,
-      [id, toJsonb(attempt), toJsonb(next)],
+      [id, toJsonb(attempt), toJsonb({ ...next, reserved_by: null, reserved_until: null })],
     );
     return rows[0]?.doc ?? null;
   }
@@ -53,6 +56,29 @@ export class PgDeliveryStore implements DeliveryStore {
     const { rows } = await this.pool.query<{ status: DeliveryStatus; n: number }>('SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status');
     for (const { status, n } of rows) if (status in counts) counts[status] = n;
     return counts;
+  }
+
+  /** One UPDATE of one row: of nodes reserving a delivery at once, the first takes it and the others find it taken. */
+  async reserve(id: string, node: string, now: number, until: number): Promise<boolean> {
+    const result = await this.pool.query(
+      `UPDATE webhook_deliveries SET doc = doc || jsonb_build_object('reserved_by', $2::text, 'reserved_until', $4::bigint)
+        WHERE id = $1 AND status = 'pending'
+          AND (doc->>'reserved_until' IS NULL OR (doc->>'reserved_until')::bigint < $3 OR doc->>'reserved_by' = $2)`,
+      [id, node, now, until],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async due(now: number, limit: number): Promise<DeliveryDoc[]> {
+    const { rows } = await this.pool.query<{ doc: DeliveryDoc }>(
+      `SELECT doc FROM webhook_deliveries
+        WHERE status = 'pending' AND (doc->>'next_attempt_at')::bigint <= $1
+          AND (doc->>'reserved_until' IS NULL OR (doc->>'reserved_until')::bigint < $1)
+        ORDER BY (doc->>'next_attempt_at')::bigint, id
+        LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((r) => r.doc);
   }
 
   async removeFinishedBefore(cutoff: number): Promise<number> {

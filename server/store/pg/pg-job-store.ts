@@ -24,9 +24,46 @@ export class PgJobStore implements JobStore {
     return this.one('SELECT doc FROM jobs WHERE image_file = $1 LIMIT 1', [imageFile]);
   }
 
-  async update(id: string, change: JobChange): Promise<boolean> {
-    const result = await this.pool.query('UPDATE jobs SET doc = doc || $2::jsonb WHERE id = $1', [id, toJsonb(change)]);
+  async update(id: string, change: JobChange, holder?: string): Promise<boolean> {
+    const result =
+      holder === undefined
+        ? await this.pool.query('UPDATE jobs SET doc = doc || $2::jsonb WHERE id = $1', [id, toJsonb(change)])
+        : await this.pool.query(`UPDATE jobs SET doc = doc || $2::jsonb WHERE id = $1 AND doc->>'lease_owner' = $3`, [id, toJsonb(change), holder]);
     return (result.rowCount ?? 0) > 0;
+  }
+
+  /**
+   * One statement: the oldest free jobs are locked as they are read, and rows another node's
+   * claim holds locked are skipped rather than waited for, so concurrent claims split the
+   * queue between them and never hand out one job twice.
+   */
+  async claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]> {
+    const { rows } = await this.pool.query<{ doc: JobRecord }>(
+      `WITH free AS (
+         SELECT id FROM jobs
+          WHERE status IN ('pending', 'processing')
+            AND (status = 'pending' OR (doc->>'lease_until')::bigint < $2)
+          ORDER BY created_at, id
+          LIMIT $3
+          FOR UPDATE SKIP LOCKED
+       )
+       UPDATE jobs SET doc = doc || jsonb_build_object('status', 'processing', 'lease_owner', $1::text, 'lease_until', $4::bigint)
+         FROM free WHERE jobs.id = free.id
+       RETURNING jobs.doc`,
+      [node, now, limit, until],
+    );
+    return rows.map((r) => r.doc).sort((a, b) => a.created_at - b.created_at || (a._id < b._id ? -1 : 1));
+  }
+
+  async renew(node: string, ids: readonly string[], until: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<{ id: string }>(
+      `UPDATE jobs SET doc = doc || jsonb_build_object('lease_until', $3::bigint)
+        WHERE id = ANY($2::text[]) AND status = 'processing' AND doc->>'lease_owner' = $1
+       RETURNING id`,
+      [node, ids, until],
+    );
+    return rows.map((r) => r.id);
   }
 
   byCacheKey(cacheKey: string, limit: number): Promise<JobRecord[]> {
