@@ -66,7 +66,8 @@ export function createApp(services: Services): Koa {
     }
     if (ctx.path === '/readyz') {
       const report = await readiness({
-        dataDir: services.config.dataDir,
+        filesDir: services.files.root,
+        stores: () => services.stores.health(),
         started: () => services.isStarted(),
         browsers: () => services.engine.browsers?.() ?? { total: 1, ready: services.engine.isReady() ? 1 : 0 },
       });

@@ -9,14 +9,24 @@ import { backupDataDir, BackupError, restoreDataDir } from './cli/backup.js';
 import { captureCommand } from './cli/capture.js';
 import { serve } from './cli/serve.js';
 import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
-import { ConfigError, DEFAULTS } from './config.js';
+import { ConfigError, DEFAULTS, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
 import { DataDirLockedError } from './store/data-lock.js';
+import { importDataDir } from './store/pg/pg-import.js';
+import { runMigrations } from './store/pg/migrations.js';
 
 // The entry point is the one place of the CLI that reads the environment; it passes it on.
 const env = process.env;
 const dataDir = (data: string | undefined) => path.resolve(data ?? env.SCREENSHOT_DATA_DIR ?? './data');
 const print = (x: unknown) => console.log(JSON.stringify(x, null, 2));
 const DATA_HELP = 'the data directory of the running server (default: $SCREENSHOT_DATA_DIR or ./data)';
+
+/** The database of migrate and import, checked as serve checks it. */
+function databaseUrl(given: string | undefined): string {
+  const url = given ?? env.SCREENSHOT_DATABASE_URL;
+  if (!url) throw new UsageError('a database is needed: --database postgres://… or $SCREENSHOT_DATABASE_URL');
+  return loadConfig({}, { databaseUrl: url }).databaseUrl!;
+}
 
 function program(): Command {
   const cli = new Command('screenshot-appliance')
@@ -44,6 +54,8 @@ function program(): Command {
     .option('--public-url <url>', 'base of status_url and screenshot_url (behind a reverse proxy)')
     .addOption(new Option('--log-level <level>', 'the lowest level logged').choices(['debug', 'info', 'warn', 'error']))
     .option('--metrics-token <token>', 'a token that opens /metrics and nothing else (prefer $SCREENSHOT_METRICS_TOKEN)')
+    .option('--database <url>', 'postgres://… : keep every store in PostgreSQL, shared by every node given it (default: NeDB in --data; $SCREENSHOT_DATABASE_URL)')
+    .option('--files <dir>', 'images and page sources; in a cluster a directory every node mounts (default: --data; $SCREENSHOT_FILES_DIR)')
     .action((options) => serve(options, env, process.stdout));
 
   const account = cli.command('account').description('create and list accounts');
@@ -122,6 +134,26 @@ function program(): Command {
       const target = path.resolve(o.data);
       const summary = await restoreDataDir(path.resolve(o.from), target);
       console.log(`restored ${summary.files} files (${summary.bytes} bytes) into ${target}; start it with: screenshot-appliance serve --data ${target}`);
+    });
+
+  cli
+    .command('migrate')
+    .description('bring the PostgreSQL schema up to date (servers do it at start too)')
+    .option('--database <url>', 'postgres://… (default: $SCREENSHOT_DATABASE_URL)')
+    .action(async (o) => {
+      const applied = await runMigrations(databaseUrl(o.database), createLogger({ level: 'warn', destination: process.stderr }));
+      console.log(applied.length ? `applied schema migration(s) ${applied.join(', ')}` : 'the schema is up to date');
+    });
+
+  cli
+    .command('import')
+    .description('copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks) into PostgreSQL')
+    .requiredOption('--from <dir>', 'the data directory; its server must be stopped')
+    .option('--database <url>', 'postgres://… (default: $SCREENSHOT_DATABASE_URL)')
+    .action(async (o) => {
+      const log = createLogger({ level: 'warn', destination: process.stderr });
+      const counts = await importDataDir(path.resolve(o.from), databaseUrl(o.database), log, (line) => console.log(line));
+      console.log(`imported ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
     });
 
   cli

@@ -9,6 +9,19 @@ export interface Config {
   port: number;
   /** Directory holding the NeDB files, images and page sources. @default "./data" */
   dataDir: string;
+  /**
+   * A PostgreSQL connection URL (postgres://…): every store lives there instead of NeDB, and
+   * every node given the same URL shares the jobs, accounts, keys, limits, settings and
+   * webhooks (cluster mode). @default none: NeDB files in dataDir
+   */
+  databaseUrl?: string;
+  /**
+   * Where images, page sources and thumbnails are kept; in a cluster, a directory every node
+   * mounts, so any node serves any image. @default dataDir
+   */
+  filesDir?: string;
+  /** Cluster mode: how long a node's claim on a job holds without renewal, in seconds. @default 30 */
+  jobLeaseSeconds: number;
   /** Captures run at once. @default 2 (about the number of cores) */
   concurrency: number;
   /**
@@ -89,6 +102,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   defaultMonthlyLimit: 30_000,
   ratePerSecond: 10,
   fileRatePerSecond: 100,
+  jobLeaseSeconds: 30,
 };
 
 /** An upper bound for --browsers: each browser holds its own memory. */
@@ -138,12 +152,19 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     fileRatePerSecond: int('SCREENSHOT_FILE_RATE', env.SCREENSHOT_FILE_RATE, DEFAULTS.fileRatePerSecond, 1, 100_000),
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
     historyDays: int('SCREENSHOT_HISTORY_DAYS', env.SCREENSHOT_HISTORY_DAYS, DEFAULTS.historyDays, 1, 3650),
+    databaseUrl: env.SCREENSHOT_DATABASE_URL || undefined,
+    filesDir: env.SCREENSHOT_FILES_DIR || undefined,
+    jobLeaseSeconds: int('SCREENSHOT_JOB_LEASE_SECONDS', env.SCREENSHOT_JOB_LEASE_SECONDS, DEFAULTS.jobLeaseSeconds, 2, 3600),
   };
   const merged = { ...fromEnv };
   for (const [k, v] of Object.entries(overrides)) {
     if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
   }
   merged.dataDir = path.resolve(merged.dataDir);
+  if (merged.filesDir) merged.filesDir = path.resolve(merged.filesDir);
+  if (merged.databaseUrl !== undefined && !/^postgres(ql)?:\/\//i.test(merged.databaseUrl)) {
+    throw new ConfigError('the database URL must start with postgres:// or postgresql://');
+  }
   merged.browsers = int('--browsers', String(merged.browsers), DEFAULTS.browsers, 1, MAX_BROWSERS);
   if (merged.metricsToken !== undefined && merged.metricsToken.length < 16) {
     throw new ConfigError('the metrics token must be at least 16 characters long');

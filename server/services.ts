@@ -1,5 +1,8 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
+
 import { AccountService } from './auth/accounts.js';
-import { loadOrCreateAdminToken } from './auth/admin-token.js';
+import { loadOrCreateAdminToken, sharedAdminToken } from './auth/admin-token.js';
 import { ApiKeyService } from './auth/api-keys.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
 import { findChromium } from './capture/chromium-path.js';
@@ -23,10 +26,16 @@ import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { FileStore } from './store/file-store.js';
 import { openNedbStores } from './store/nedb-stores.js';
-import type { Stores } from './store/stores.js';
+import { openPgStores } from './store/pg/pg-stores.js';
+import type { SettingsStore, Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { notifyJobEnded } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
+
+/** Cluster mode: how often a node looks for jobs and webhook deliveries posted elsewhere, ms. */
+const CLUSTER_POLL_MS = 1000;
+/** Cluster mode: how often a node reads the settings again, ms. */
+const SETTINGS_POLL_MS = 2000;
 
 /** What an entry point may supply instead of the defaults. */
 export interface ServiceDeps {
@@ -96,18 +105,27 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const lock: DataLock = acquireDataLock(config.dataDir);
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    // The settings are loaded as soon as their store is open: their history period decides what of jobs.db is loaded.
-    let settings!: SettingsService;
-    const stores = await openNedbStores(config.dataDir, log, {
-      historyCutoff: async (settingsStore) => {
-        settings = new SettingsService(settingsStore, settingsFromConfig(config));
-        await settings.load();
-        return clock.now() - settings.get().history_days * 86_400_000;
-      },
-    });
-    const files = new FileStore(config.dataDir);
+    // The settings are loaded as soon as their store is open: in NeDB their history period decides what of jobs.db is loaded.
+    let loaded: SettingsService | undefined;
+    const loadSettings = async (store: SettingsStore) => {
+      loaded = new SettingsService(store, settingsFromConfig(config));
+      await loaded.load();
+      return loaded;
+    };
+    const stores = config.databaseUrl
+      ? await openPgStores(config.databaseUrl, log)
+      : await openNedbStores(config.dataDir, log, {
+          historyCutoff: async (store) => clock.now() - (await loadSettings(store)).get().history_days * 86_400_000,
+        });
+    cleanups.push(() => stores.close());
+    const settings = loaded ?? (await loadSettings(stores.settings));
+    const files = new FileStore(config.filesDir ?? config.dataDir);
     await files.init();
-    const adminToken = loadOrCreateAdminToken(config.dataDir);
+    // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
+    const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;
+    if (cluster) log.info({ component: 'stores' }, `PostgreSQL store: this node is ${cluster.node} of the cluster sharing it`);
+    const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
+    const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
 
     const egress = createEgressPolicy(
       { allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan },
@@ -127,7 +145,6 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       dailyLimit: config.defaultDailyLimit,
       monthlyLimit: config.defaultMonthlyLimit,
     });
-    const secrets = SecretBox.forDataDir(config.dataDir);
     const keys = new ApiKeyService(stores.keys, clock, secrets);
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
@@ -139,6 +156,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       clock,
       schedule: deps.webhookSchedule,
       log,
+      cluster: cluster && { node: cluster.node, pollMs: CLUSTER_POLL_MS },
     });
     const announceEnd = countEnd(metrics, notifyJobEnded(webhooks, log));
     const ends = new JobEnds({
@@ -161,10 +179,21 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       onFailed: (err, signal) => metrics.jobFailed(err, signal),
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
+      cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
-    const jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock, settings, runner, ends, secrets });
+    const jobs = new JobService({
+      store: stores.jobs,
+      stats: stores.stats,
+      clock,
+      settings,
+      runner,
+      ends,
+      secrets,
+      pollEndsMs: cluster && CLUSTER_POLL_MS / 4,
+    });
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
+    let settingsPoll: NodeJS.Timeout | undefined;
     metrics.watch({
       queue: () => runner.stats(),
       browsers: () => engine.browsers?.() ?? { total: 1, ready: engine.isReady() ? 1 : 0 },
@@ -199,17 +228,23 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         await runner.recover();
         await webhooks.start();
         retention.start();
+        if (cluster) {
+          // Another node's panel may change the settings: they reach this node within seconds.
+          settingsPoll = setInterval(() => void settings.refresh().catch((err: unknown) => log.warn({ component: 'settings', err }, 'could not read the settings')), SETTINGS_POLL_MS);
+          settingsPoll.unref();
+        }
         started = true;
       },
       async stop(graceMs = 10_000) {
         started = false;
+        clearInterval(settingsPoll);
         retention.stop();
         await runner.stop(graceMs);
         await webhooks.stop();
         await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));
-        for (const cleanup of cleanups) await cleanup().catch(() => undefined);
         await stores.compact().catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
-        await stores.close().catch((err: unknown) => log.error({ component: 'stores', err }, 'closing the stores failed'));
+        // The stores and the egress proxy.
+        for (const cleanup of cleanups) await cleanup().catch((err: unknown) => log.error({ err }, 'closing failed'));
         lock.release();
       },
     };

@@ -113,7 +113,20 @@ export class SettingsService {
     return this.current;
   }
 
+  /**
+   * Reads the saved settings again and tells the listeners when they changed: in cluster mode
+   * another node's panel may have saved them.
+   */
+  async refresh(): Promise<void> {
+    const before = JSON.stringify(this.current);
+    await this.load();
+    if (JSON.stringify(this.current) === before) return;
+    for (const listener of this.listeners) listener(this.current);
+  }
+
   async update(patch: unknown): Promise<Settings> {
+    // What another node saved meanwhile is kept: this change goes on top of the stored values.
+    await this.load();
     const valid = validatePatch(patch, this.current);
     const saved = { ...this.saved, ...valid };
     await this.store.save(saved);

@@ -16,6 +16,8 @@ export interface ServeOptions {
   publicUrl?: string;
   logLevel?: string;
   metricsToken?: string;
+  database?: string;
+  files?: string;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -42,6 +44,8 @@ export async function serve(options: ServeOptions, env: Record<string, string | 
     chromiumPath: options.chromium,
     publicBaseUrl: options.publicUrl,
     metricsToken: options.metricsToken,
+    databaseUrl: options.database,
+    filesDir: options.files,
   };
   const base = loadConfig(env);
   if (options.egressAllow?.length) overrides.egressAllow = [...base.egressAllow, ...options.egressAllow];

@@ -25,14 +25,19 @@ export class JobEnds {
 
   constructor(private readonly deps: JobEndsDeps) {}
 
-  /** Stores a job's end; when the disk refuses it, keeps it for readers and writes it later. */
-  async save(jobId: string, end: JobChange): Promise<void> {
+  /**
+   * Stores a job's end; when the disk refuses it, keeps it for readers and writes it later
+   * (`deferred`). With `holder` (cluster mode) the end is stored only while that node holds the
+   * job's lease: `lost` when another node has taken the job over.
+   */
+  async save(jobId: string, end: JobChange, holder?: string): Promise<'stored' | 'deferred' | 'lost'> {
     try {
-      await this.deps.store.update(jobId, end);
+      return (await this.deps.store.update(jobId, end, holder)) ? 'stored' : 'lost';
     } catch (err) {
       this.deps.log.warn({ job_id: jobId, err }, `its end could not be stored; trying again every ${SAVE_RETRY_MS / 1000} s`);
       this.unsaved.set(jobId, end);
       this.schedule();
+      return 'deferred';
     }
   }
 

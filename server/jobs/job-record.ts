@@ -49,6 +49,9 @@ export interface JobRecord {
   page_title?: string | null;
   /** Set when the request asked for a cached result (cache_ttl > 0): see resultCacheKey. */
   cache_key?: string;
+  /** Cluster mode: the node running the job, and until when its claim holds unless renewed. */
+  lease_owner?: string | null;
+  lease_until?: number | null;
 }
 
 /** What a valid POST /v1/screenshot asks for, before it becomes jobs. */

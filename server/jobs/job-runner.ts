@@ -35,6 +35,18 @@ export interface JobRunnerDeps {
   onFailed?: (err: unknown, signal: AbortSignal) => void;
   /** Opens the sealed secrets of a job's options. */
   secrets: SecretBox;
+  /** Cluster mode: the store is shared with other nodes, which take jobs by claiming them. @default none (one node) */
+  cluster?: ClusterRunOptions;
+}
+
+/** How a node of a cluster takes its share of the jobs. */
+export interface ClusterRunOptions {
+  /** This node's name in job leases; a new one at every start, so a restarted node's old leases simply run out. */
+  node: string;
+  /** How long a claim holds without renewal: a dead node's jobs run again elsewhere after this. @default 30000 */
+  leaseMs: number;
+  /** How often the node looks for work it was not told about (jobs posted to other nodes, leases run out). @default 1000 */
+  pollMs: number;
 }
 
 export interface QueueStats {
@@ -57,6 +69,11 @@ class ShutdownAbort extends Error {
   override readonly name = 'ShutdownAbort';
 }
 
+/** The reason a capture is aborted when its lease was lost: another node runs the job now. */
+class LeaseLost extends Error {
+  override readonly name = 'LeaseLost';
+}
+
 /**
  * Runs queued jobs: at most `concurrency` captures at once, every state transition persisted
  * before it is visible, one more try after a browser crash, a failure shown as a message chosen
@@ -72,6 +89,13 @@ export class JobRunner {
   private stopping = false;
   /** Full-page jobs waiting or running, for the estimate. */
   private queuedFullPages = 0;
+  /** Cluster mode: jobs this node claimed (waiting in its queue or running). */
+  private readonly claimed = new Set<string>();
+  /** Cluster mode: jobs waiting in the shared store, as last counted. */
+  private sharedPending = 0;
+  private claiming: Promise<void> | undefined;
+  private claimAgain = false;
+  private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.log = deps.log.child({ component: 'jobs' });
@@ -80,12 +104,15 @@ export class JobRunner {
       this.queue.concurrency = s.concurrency;
     });
     this.queue.on('active', () => this.emit());
-    this.queue.on('next', () => this.emit());
+    this.queue.on('next', () => {
+      this.emit();
+      if (deps.cluster) this.poke();
+    });
   }
 
-  /** Jobs waiting or running. */
+  /** Jobs waiting or running (in cluster mode: waiting anywhere, and running here). */
   depth(): number {
-    return this.queue.size + this.queue.pending;
+    return this.queue.size + this.queue.pending + (this.deps.cluster ? this.sharedPending : 0);
   }
 
   /** True once stop() was called: no job starts any more. */
@@ -134,8 +161,17 @@ export class JobRunner {
     return Math.max(1, Math.ceil((totalMs / concurrency + own) / 1000));
   }
 
-  /** Queues a stored pending job; `fullPage` counts it for the estimate. */
+  /** Queues a stored pending job; `fullPage` counts it for the estimate. In cluster mode it waits in the store for a node to claim it. */
   enqueue(jobId: string, fullPage = false): void {
+    if (this.deps.cluster) {
+      this.sharedPending++;
+      this.poke();
+      return;
+    }
+    this.runLocally(jobId, fullPage);
+  }
+
+  private runLocally(jobId: string, fullPage: boolean): void {
     if (fullPage) this.queuedFullPages++;
     const run = () => this.run(jobId).finally(() => {
       if (fullPage) this.queuedFullPages--;
@@ -143,8 +179,15 @@ export class JobRunner {
     void this.queue.add(run).catch((err: unknown) => this.log.error({ job_id: jobId, err }, 'running the job failed'));
   }
 
-  /** Re-queues every job a previous run left pending or processing, oldest first. */
+  /**
+   * Re-queues every job a previous run left pending or processing, oldest first. In cluster
+   * mode the node starts claiming instead: waiting jobs, and those whose node's lease ran out.
+   */
   async recover(): Promise<number> {
+    if (this.deps.cluster) {
+      this.startClaiming(this.deps.cluster);
+      return 0;
+    }
     const unfinished = await this.deps.store.unfinished();
     for (const job of unfinished) {
       if (job.status === 'processing') {
@@ -161,12 +204,16 @@ export class JobRunner {
 
   /**
    * Stops taking jobs, gives running captures `graceMs` to finish, then aborts the rest;
-   * aborted and waiting jobs stay pending in the store and run again at the next start.
+   * aborted and waiting jobs stay pending in the store and run again at the next start (or, in
+   * cluster mode, on another node at once).
    */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    for (const timer of this.timers) clearInterval(timer);
     this.queue.pause();
     this.queue.clear();
+    await this.claiming;
+    await this.releaseWaiting();
     const idle = this.queue.onPendingZero();
     const timer = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([idle, timer]);
@@ -180,14 +227,89 @@ export class JobRunner {
     for (const listener of this.listeners) listener();
   }
 
-  private async update(jobId: string, change: JobChange): Promise<void> {
-    await this.deps.store.update(jobId, change);
+  /** Sets fields of a job; in cluster mode only while this node holds its lease (false once lost). */
+  private update(jobId: string, change: JobChange): Promise<boolean> {
+    return this.deps.store.update(jobId, change, this.deps.cluster?.node);
+  }
+
+  /** Cluster mode: looks for work now and every pollMs, and renews the leases of running jobs. */
+  private startClaiming(cluster: ClusterRunOptions): void {
+    this.poke();
+    this.timers.push(setInterval(() => this.poke(), cluster.pollMs));
+    this.timers.push(setInterval(() => void this.renewLeases(cluster), Math.max(250, cluster.leaseMs / 3)));
+    for (const timer of this.timers) timer.unref();
+  }
+
+  /** Cluster mode: claims as many jobs as there are free slots (one round at a time; a poke during a round runs another). */
+  private poke(): void {
+    if (!this.deps.cluster || this.stopping) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    const cluster = this.deps.cluster;
+    this.claiming = this.claimRound(cluster)
+      .catch((err: unknown) => this.log.warn({ err }, 'could not claim jobs from the store'))
+      .finally(() => {
+        this.claiming = undefined;
+        if (this.claimAgain) {
+          this.claimAgain = false;
+          this.poke();
+        }
+      });
+  }
+
+  private async claimRound(cluster: ClusterRunOptions): Promise<void> {
+    const free = this.queue.concurrency - this.queue.size - this.queue.pending;
+    if (free > 0 && !this.queue.isPaused && !this.stopping) {
+      const now = this.deps.clock.now();
+      for (const job of await this.deps.store.claim(cluster.node, free, now, now + cluster.leaseMs)) {
+        this.claimed.add(job._id);
+        this.runLocally(job._id, job.full_page);
+      }
+    }
+    this.sharedPending = await this.deps.store.count({ status: ['pending'] });
+  }
+
+  /** Cluster mode: extends the leases of claimed jobs; a job whose lease was lost is stopped here. */
+  private async renewLeases(cluster: ClusterRunOptions): Promise<void> {
+    if (this.claimed.size === 0) return;
+    try {
+      const ids = [...this.claimed];
+      const held = new Set(await this.deps.store.renew(cluster.node, ids, this.deps.clock.now() + cluster.leaseMs));
+      for (const id of ids) {
+        if (held.has(id) || !this.claimed.has(id)) continue;
+        this.log.warn({ job_id: id }, 'its lease was lost (another node runs it now); stopping it here');
+        this.claimed.delete(id);
+        this.running.get(id)?.abort(new LeaseLost('lease lost'));
+      }
+    } catch (err) {
+      // The store is out of reach: the leases hold until they run out, and renewal is tried again.
+      this.log.warn({ err }, 'could not renew the job leases');
+    }
+  }
+
+  /** Cluster mode, at shutdown: claimed jobs that never started go back to waiting, for other nodes. */
+  private async releaseWaiting(): Promise<void> {
+    const cluster = this.deps.cluster;
+    if (!cluster) return;
+    for (const id of this.claimed) {
+      if (this.running.has(id)) continue;
+      await this.deps.store
+        .update(id, { status: 'pending', progress: 0, lease_owner: null, lease_until: null }, cluster.node)
+        .catch((err: unknown) => this.log.warn({ job_id: id, err }, 'could not hand it back'));
+      this.claimed.delete(id);
+    }
   }
 
   private async run(jobId: string): Promise<void> {
     const job = this.deps.ends.overlay(await this.deps.store.get(jobId));
     // `processing` here is a job recover() could not set back to pending (a full disk).
-    if (!job || (job.status !== 'pending' && job.status !== 'processing') || this.running.has(jobId) || this.stopping) return;
+    if (!job || (job.status !== 'pending' && job.status !== 'processing') || this.running.has(jobId) || this.stopping) {
+      // A claimed job that is not run goes back at shutdown (releaseWaiting); any other is no longer this node's.
+      if (!this.stopping && !this.running.has(jobId)) this.claimed.delete(jobId);
+      return;
+    }
     const log = this.log.child({ job_id: jobId });
     const settings = this.deps.settings.get();
     const controller = new AbortController();
@@ -201,8 +323,15 @@ export class JobRunner {
     let attempts = job.attempts;
     let imageFile: string | undefined;
     let hasSource = false;
+    /** Whether this run stored the job's end, so that it, and only it, announces the end. */
+    let endStored = false;
+    const cluster = this.deps.cluster;
+    /** In cluster mode a write refused for the lease means another node runs the job now. */
+    const held = (stored: boolean) => {
+      if (cluster && !stored) throw new LeaseLost('lease lost');
+    };
     try {
-      await this.update(jobId, { status: 'processing', progress: 10, started_at: started });
+      held(await this.update(jobId, { status: 'processing', progress: 10, started_at: started }));
       log.debug('started');
       this.emit();
       if (this.deps.guard) await this.deps.guard.checkUrl(job.url);
@@ -238,7 +367,7 @@ export class JobRunner {
       const kind = job.full_page ? 'fullPage' : 'viewport';
       const ownMs = Math.max(0, ended - started - (job.options?.delayMs ?? 0));
       this.meanMs[kind] = this.meanMs[kind] * 0.8 + ownMs * 0.2;
-      await this.update(jobId, {
+      endStored = await this.update(jobId, {
         status: 'completed',
         progress: 100,
         completed_at: ended,
@@ -252,6 +381,7 @@ export class JobRunner {
         page_title: result.pageTitle,
         sealed_secrets: null,
       });
+      held(endStored);
       log.debug({ duration_ms: ended - started }, 'completed');
     } catch (err) {
       // A job that did not complete keeps no files (the image may be whole while its job could not be stored).
@@ -259,7 +389,11 @@ export class JobRunner {
         await this.deps.files.remove(imageFile, jobId).catch((e: unknown) => log.warn({ err: e }, 'could not remove its files'));
       }
       if (controller.signal.reason instanceof ShutdownAbort) {
-        await this.update(jobId, { status: 'pending', progress: 0, attempts: job.attempts });
+        await this.update(jobId, { status: 'pending', progress: 0, attempts: job.attempts, ...(cluster ? { lease_owner: null, lease_until: null } : {}) });
+        return;
+      }
+      if (err instanceof LeaseLost || controller.signal.reason instanceof LeaseLost) {
+        log.warn('another node took the job over; its end is that node\'s to store');
         return;
       }
       const failure = describeFailure(err, controller.signal);
@@ -267,20 +401,20 @@ export class JobRunner {
       if (failure.internal) log.error({ err }, `failed: ${failure.message}`);
       else log.debug(`failed: ${failure.message}`);
       const ended = this.deps.clock.now();
-      await this.deps.ends.save(jobId, {
-        status: 'failed',
-        progress: 0,
-        completed_at: ended,
-        duration_ms: ended - started,
-        error: failure.message,
-        sealed_secrets: null,
-      });
+      const saved = await this.deps.ends.save(
+        jobId,
+        { status: 'failed', progress: 0, completed_at: ended, duration_ms: ended - started, error: failure.message, sealed_secrets: null },
+        cluster?.node,
+      );
+      // A deferred end (a full disk) is announced by JobEnds once it is stored.
+      endStored = saved === 'stored';
     } finally {
       clearTimeout(deadline);
       this.running.delete(jobId);
+      this.claimed.delete(jobId);
       this.emit();
     }
-    if (!this.deps.ends.isUnsaved(jobId)) await this.deps.ends.announce(jobId);
+    if (endStored) await this.deps.ends.announce(jobId);
   }
 
   /** The job's sealed secrets, opened; a job whose secrets cannot be opened fails saying so. */

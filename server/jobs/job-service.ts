@@ -27,6 +27,11 @@ export interface JobServiceDeps {
   settings: SettingsService;
   /** Seals the secrets of a job's options until it ends. */
   secrets: SecretBox;
+  /**
+   * Cluster mode: another node may run a job made here, and its end is announced there, so
+   * waiters also read the store this often. @default none (every end is announced here)
+   */
+  pollEndsMs?: number;
 }
 
 const HOUR = 3_600_000;
@@ -140,6 +145,7 @@ export class JobService {
       this.waiting.set(jobId, set);
     });
     let timer: NodeJS.Timeout | undefined;
+    let poller: NodeJS.Timeout | undefined;
     try {
       // Read after listening, so an end between the two is not missed.
       const current = await this.find(jobId);
@@ -147,9 +153,14 @@ export class JobService {
       const timedOut = new Promise<null>((resolve) => {
         timer = setTimeout(() => resolve(null), Math.max(0, timeoutMs));
       });
-      return (await Promise.race([announced, timedOut])) ?? (await this.find(jobId));
+      const pollMs = this.deps.pollEndsMs;
+      const polled = new Promise<JobRecord | null>((resolve) => {
+        if (pollMs) poller = setInterval(() => void this.find(jobId).then((job) => ended(job) && resolve(job), () => undefined), pollMs);
+      });
+      return (await Promise.race([announced, timedOut, polled])) ?? (await this.find(jobId));
     } finally {
       clearTimeout(timer);
+      clearInterval(poller);
       const set = this.waiting.get(jobId);
       set?.delete(listener!);
       if (set?.size === 0) this.waiting.delete(jobId);

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import type { SharedValues } from '../store/stores.js';
+
 /** The key file in the data directory (0600, 32 random bytes, made at first use). */
 export const SECRET_KEY_FILE = 'job-secrets.key';
 
@@ -30,6 +32,21 @@ export class SecretBox {
     const key = crypto.randomBytes(32);
     fs.writeFileSync(file, key, { mode: 0o600 });
     fs.chmodSync(file, 0o600);
+    return new SecretBox(key);
+  }
+
+  /**
+   * Cluster mode: the box keyed by the key every node shares (the first node's own key becomes
+   * everyone's), so a job sealed on one node runs on another. This node's key file gets it too.
+   */
+  static async shared(shared: SharedValues, dataDir: string): Promise<SecretBox> {
+    const own = SecretBox.forDataDir(dataDir).key;
+    const key = Buffer.from(await shared.getOrSet('job_secrets_key', own.toString('base64')), 'base64');
+    if (!key.equals(own)) {
+      const file = path.join(dataDir, SECRET_KEY_FILE);
+      fs.writeFileSync(file, key, { mode: 0o600 });
+      fs.chmodSync(file, 0o600);
+    }
     return new SecretBox(key);
   }
 

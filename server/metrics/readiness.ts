@@ -1,6 +1,6 @@
-import { constants } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
+
+import { usable } from '../store/data-dir.js';
 
 /** What /readyz answers: ready or not, and when not, why. */
 export interface Readiness {
@@ -10,29 +10,21 @@ export interface Readiness {
   /** The engine has a browser up. */
   engine: boolean;
   browsers: { total: number; ready: number };
-  /** Each datastore file and file directory: `ok`, or why it cannot be used. */
+  /** Each part of the store (NeDB's files, or the PostgreSQL connection) and each file directory: `ok`, or why it cannot be used. */
   stores: Record<string, string>;
 }
 
 export interface ReadinessSources {
-  dataDir: string;
+  /** Where images and page sources are kept (the data directory, or --files). */
+  filesDir: string;
+  /** The stores' own report (Stores.health). */
+  stores(): Promise<Record<string, string>>;
   /** False while the services start or stop. */
   started(): boolean;
   browsers(): { total: number; ready: number };
 }
 
-const STORE_FILES = ['accounts', 'keys', 'jobs', 'usage', 'settings', 'webhooks'].map((name) => `${name}.db`);
 const FILE_DIRS = ['files', 'sources'];
-
-async function usable(target: string): Promise<string> {
-  try {
-    await fs.access(target, constants.R_OK | constants.W_OK);
-    return 'ok';
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'missing' : code === 'EACCES' || code === 'EROFS' ? 'not writable' : code ?? String(err);
-  }
-}
 
 /**
  * Whether the service can take captures now: started, a browser up, and every datastore file
@@ -46,10 +38,13 @@ export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   if (browsers.ready === 0) {
     reasons.push(browsers.total === 1 ? 'the browser is down (it is being started)' : `none of the ${browsers.total} browsers is up (they are being started)`);
   }
-  const stores: Record<string, string> = {};
-  for (const name of [...STORE_FILES, ...FILE_DIRS]) {
-    stores[name] = await usable(path.join(sources.dataDir, name));
-    if (stores[name] !== 'ok') reasons.push(`${name} in ${sources.dataDir} is ${stores[name]}`);
+  const stores: Record<string, string> = await sources.stores().catch((err: unknown) => ({ store: err instanceof Error ? err.message : String(err) }));
+  for (const [name, state] of Object.entries(stores)) {
+    if (state !== 'ok') reasons.push(`${name} is ${state}`);
+  }
+  for (const name of FILE_DIRS) {
+    stores[name] = await usable(path.join(sources.filesDir, name));
+    if (stores[name] !== 'ok') reasons.push(`${name} in ${sources.filesDir} is ${stores[name]}`);
   }
   return { status: reasons.length ? 'not ready' : 'ready', reasons, engine: browsers.ready > 0, browsers, stores };
 }

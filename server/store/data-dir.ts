@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The data directory and its folders: only the service's own user may enter them. */
@@ -18,5 +20,16 @@ export function prepareDataDir(dataDir: string): void {
   for (const entry of fs.readdirSync(dataDir, { withFileTypes: true })) {
     const mode = entry.isDirectory() ? PRIVATE_DIR_MODE : entry.isFile() ? PRIVATE_FILE_MODE : undefined;
     if (mode !== undefined) fs.chmodSync(path.join(dataDir, entry.name), mode);
+  }
+}
+
+/** `ok` when the service can read and write `target`, or why not (`missing`, `not writable`, an error code). */
+export async function usable(target: string): Promise<string> {
+  try {
+    await access(target, constants.R_OK | constants.W_OK);
+    return 'ok';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'missing' : code === 'EACCES' || code === 'EROFS' ? 'not writable' : code ?? String(err);
   }
 }

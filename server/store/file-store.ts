@@ -33,10 +33,11 @@ export class FileStore {
   /** Thumbnails, named by their image's capability name; made again from the image when missing. */
   readonly thumbnailsDir: string;
 
-  constructor(dataDir: string) {
-    this.imagesDir = path.join(dataDir, 'files');
-    this.sourcesDir = path.join(dataDir, 'sources');
-    this.thumbnailsDir = path.join(dataDir, 'thumbnails');
+  /** `root`: the data directory, or the directory every node of a cluster mounts (--files). */
+  constructor(readonly root: string) {
+    this.imagesDir = path.join(root, 'files');
+    this.sourcesDir = path.join(root, 'sources');
+    this.thumbnailsDir = path.join(root, 'thumbnails');
   }
 
   async init(): Promise<void> {

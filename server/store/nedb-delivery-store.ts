@@ -33,7 +33,9 @@ export class NedbDeliveryStore implements DeliveryStore {
     attempt: AttemptRecord,
     next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
   ): Promise<DeliveryDoc | null> {
-    return this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: next }, { returnUpdatedDocs: true });
+    // The attempt is over: its reservation ends with it.
+    const set = { ...next, reserved_by: null, reserved_until: null };
+    return this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: set }, { returnUpdatedDocs: true });
   }
 
   async countByStatus(): Promise<Record<DeliveryStatus, number>> {
@@ -41,6 +43,18 @@ export class NedbDeliveryStore implements DeliveryStore {
       (['pending', 'succeeded', 'failed'] as const).map((status) => this.db.count({ status })),
     );
     return { pending, succeeded, failed };
+  }
+
+  async reserve(id: string, node: string, now: number, until: number): Promise<boolean> {
+    const free = { _id: id, status: 'pending', $or: [{ reserved_until: { $exists: false } }, { reserved_until: null }, { reserved_until: { $lt: now } }, { reserved_by: node }] };
+    return (await this.db.update(free, { $set: { reserved_by: node, reserved_until: until } })) > 0;
+  }
+
+  due(now: number, limit: number): Promise<DeliveryDoc[]> {
+    return this.db
+      .find({ status: 'pending', next_attempt_at: { $lte: now }, $or: [{ reserved_until: { $exists: false } }, { reserved_until: null }, { reserved_until: { $lt: now } }] })
+      .sort({ next_attempt_at: 1 })
+      .limit(limit);
   }
 
   removeFinishedBefore(cutoff: number): Promise<number> {

@@ -1,4 +1,5 @@
 import type { JobRecord, JobStatus } from '../jobs/job-record.js';
+import { KeyedTurns } from '../keyed-turns.js';
 import type { NedbFile } from './nedb-stores.js';
 import type { JobChange, JobListFilter, JobStore } from './stores.js';
 
@@ -13,6 +14,9 @@ const newestFirst = (a: JobRecord, b: JobRecord) => b.created_at - a.created_at 
 
 /** jobs.db: every job, held in memory by NeDB, with the indexes its reads need. */
 export class NedbJobStore implements JobStore {
+  /** Claims take turns, so two claims in this process never hand out one job twice. */
+  private readonly turns = new KeyedTurns();
+
   private constructor(private readonly db: NedbFile<JobRecord>) {}
 
   static async open(db: NedbFile<JobRecord>): Promise<NedbJobStore> {
@@ -42,8 +46,30 @@ export class NedbJobStore implements JobStore {
     return this.db.findOne({ image_file: imageFile });
   }
 
-  async update(id: string, change: JobChange): Promise<boolean> {
-    return (await this.db.update({ _id: id }, { $set: change })) > 0;
+  async update(id: string, change: JobChange, holder?: string): Promise<boolean> {
+    const query = holder === undefined ? { _id: id } : { _id: id, lease_owner: holder };
+    return (await this.db.update(query, { $set: change })) > 0;
+  }
+
+  claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]> {
+    return this.turns.run('claim', async () => {
+      const free = await this.db
+        .find({ $or: [{ status: 'pending' }, { status: 'processing', lease_until: { $lt: now } }] })
+        .sort({ created_at: 1 })
+        .limit(limit);
+      const claimed: JobRecord[] = [];
+      for (const job of free) {
+        const change = { status: 'processing' as const, lease_owner: node, lease_until: until };
+        if (await this.update(job._id, change)) claimed.push({ ...job, ...change });
+      }
+      return claimed;
+    });
+  }
+
+  async renew(node: string, ids: readonly string[], until: number): Promise<string[]> {
+    const held = await this.db.find({ _id: { $in: ids }, lease_owner: node, status: 'processing' });
+    if (held.length) await this.db.update({ _id: { $in: held.map((j) => j._id) } }, { $set: { lease_until: until } }, { multi: true });
+    return held.map((j) => j._id);
   }
 
   byCacheKey(cacheKey: string, limit: number): Promise<JobRecord[]> {

@@ -1,6 +1,6 @@
 import type { Settings } from '../api/schemas/admin.js';
 import type { NedbFile } from './nedb-stores.js';
-import type { SettingsStore } from './stores.js';
+import type { SettingsStore, SharedValues } from './stores.js';
 
 /** The one document of settings.db: what the admin saved. */
 export type SettingsDoc = Partial<Settings> & { _id: string };
@@ -20,5 +20,18 @@ export class NedbSettingsStore implements SettingsStore {
 
   async save(values: Partial<Settings>): Promise<void> {
     await this.db.update({ _id: ID }, { _id: ID, ...values }, { upsert: true });
+  }
+}
+
+/** Shared values in settings.db, one document each (`shared:<name>`); one node uses them, but the interface is the cluster's. */
+export class NedbSharedValues implements SharedValues {
+  constructor(private readonly db: NedbFile<SettingsDoc>) {}
+
+  async getOrSet(name: string, value: string): Promise<string> {
+    const id = `shared:${name}`;
+    const found = (await this.db.findOne({ _id: id })) as { value?: string } | null;
+    if (typeof found?.value === 'string') return found.value;
+    await this.db.update({ _id: id }, { _id: id, value } as SettingsDoc, { upsert: true });
+    return value;
   }
 }

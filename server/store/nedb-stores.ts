@@ -8,7 +8,7 @@ import type { KeyRecord } from '../auth/api-keys.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryDoc } from '../webhooks/delivery-store.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
 import { FileStore } from './file-store.js';
 import { dropJobsBefore } from './history-prefilter.js';
@@ -16,7 +16,7 @@ import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
-import { NedbSettingsStore, type SettingsDoc } from './nedb-settings-store.js';
+import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-settings-store.js';
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
 import type { SettingsStore, Stores } from './stores.js';
@@ -60,14 +60,17 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     usage: await NedbUsageStore.open(usage as NedbFile<UsageDoc>),
     stats: new NedbStatsStore(stats as NedbFile<HourDoc>),
     settings,
+    shared: new NedbSharedValues(settingsFile as NedbFile<SettingsDoc>),
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
   };
   // A data directory from before the hourly figures were kept: the dashboard's day is counted once from the jobs.
   if (!hadStats) await stores.stats.countFrom(await stores.jobs.endedSince(Date.now() - 2 * 86_400_000));
   const files = [accounts, keys, jobs, usage, stats, webhooks, settingsFile];
+  const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',
     ...stores,
+    health: async () => Object.fromEntries(await Promise.all(fileNames.map(async (name) => [name, await usable(path.join(dataDir, name))] as const))),
     compact: () => compactFiles(files),
     close: async () => undefined,
   };

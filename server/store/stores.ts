@@ -29,8 +29,19 @@ export interface JobStore {
   get(id: string): Promise<JobRecord | null>;
   /** The job holding this image file (GET /v1/files/<name>, unauthenticated: one indexed read). */
   byImage(imageFile: string): Promise<JobRecord | null>;
-  /** Sets fields; false when there is no such job. */
-  update(id: string, change: JobChange): Promise<boolean>;
+  /**
+   * Sets fields; false when there is no such job, or (with `holder`) when that node no longer
+   * holds the job's lease: a node whose lease ran out must not end a job another node now runs.
+   */
+  update(id: string, change: JobChange, holder?: string): Promise<boolean>;
+  /**
+   * Cluster mode: gives `node` up to `limit` jobs to run, leased until `until`: the oldest
+   * waiting ones, and running ones whose lease ran out before `now` (their node died). Each job
+   * goes to one node only, however many claim at once (SKIP LOCKED in PostgreSQL).
+   */
+  claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]>;
+  /** Cluster mode: extends `node`'s leases of these jobs to `until`; returns the ids it still holds. */
+  renew(node: string, ids: readonly string[], until: number): Promise<string[]>;
   /** Up to `limit` jobs with this result-cache key, newest first. */
   byCacheKey(cacheKey: string, limit: number): Promise<JobRecord[]>;
   /** The admin job list: newest first (created_at, then id, descending). */
@@ -138,8 +149,21 @@ export interface DeliveryStore {
     next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
   ): Promise<DeliveryDoc | null>;
   countByStatus(): Promise<Record<DeliveryStatus, number>>;
+  /**
+   * Cluster mode: reserves a pending delivery for one attempt by `node` until `until`; false when
+   * it is not pending or another node's reservation has not run out by `now`.
+   */
+  reserve(id: string, node: string, now: number, until: number): Promise<boolean>;
+  /** Cluster mode: up to `limit` pending deliveries due by `now` that no live reservation holds. */
+  due(now: number, limit: number): Promise<DeliveryDoc[]>;
   /** Removes finished deliveries created before `cutoff`; returns how many. */
   removeFinishedBefore(cutoff: number): Promise<number>;
+}
+
+/** Values every node of a cluster must share (the admin token, the key sealing job secrets). */
+export interface SharedValues {
+  /** The stored value of `name`; `value` is stored first when there is none yet. */
+  getOrSet(name: string, value: string): Promise<string>;
 }
 
 /** Every store of one backend. */
@@ -153,6 +177,9 @@ export interface Stores {
   stats: StatsStore;
   settings: SettingsStore;
   deliveries: DeliveryStore;
+  shared: SharedValues;
+  /** Each part of the store (NeDB: its files in the data directory; PostgreSQL: the connection): `ok`, or why it cannot be used. */
+  health(): Promise<Record<string, string>>;
   /** Folds what removals left behind (NeDB's append-only files); cheap where there is nothing to fold. */
   compact(): Promise<void>;
   close(): Promise<void>;

@@ -47,6 +47,9 @@ export interface DeliveryDoc {
   next_attempt_at: number | null;
   created_at: number;
   completed_at: number | null;
+  /** Cluster mode: the node making the next attempt, and until when that reservation holds. */
+  reserved_by?: string | null;
+  reserved_until?: number | null;
 }
 
 export type AttemptRecord = DeliveryDoc['attempts'][number];

@@ -52,9 +52,19 @@ export interface WebhookServiceDeps {
   storeRetryMs?: number;
   /** @default silentLogger */
   log?: Logger;
+  /**
+   * Cluster mode: the deliveries are shared with other nodes. Each attempt is reserved in the
+   * store first, so one node makes it, and every node looks for due deliveries this often, so
+   * a dead node's retries are made by the others. @default none (one node)
+   */
+  cluster?: { node: string; pollMs: number };
 }
 
 const USER_AGENT = 'ScreenshotAppliance-Webhooks/1';
+/** Cluster mode: how long past an attempt's time-out its reservation holds before another node may try. */
+const RESERVE_MARGIN_MS = 10_000;
+/** Cluster mode: due deliveries taken per look. */
+const DUE_BATCH = 50;
 // setTimeout holds at most 2^31-1 ms; a later due time is re-armed when this fires.
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -79,6 +89,15 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const inFlight = new Map<string, Promise<DeliveryDoc | null>>();
   let aborter = new AbortController();
   let stopped = false;
+  let poller: NodeJS.Timeout | undefined;
+
+  /** Cluster mode: attempts the due deliveries no node is making (a dead node's retries among them). */
+  const attemptDue = async () => {
+    for (const doc of await store.due(clock.now(), DUE_BATCH)) {
+      if (stopped) return;
+      if (!timers.has(doc._id) && !inFlight.has(doc._id)) arm(doc._id, clock.now());
+    }
+  };
 
   const arm = (id: string, dueAt: number) => {
     if (stopped) return;
@@ -110,6 +129,11 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   };
 
   const attemptNow = async (id: string, manual: boolean): Promise<DeliveryDoc | null> => {
+    if (deps.cluster && !manual) {
+      const now = clock.now();
+      // Another node holds this attempt, or has made it: nothing to do here.
+      if (!(await store.reserve(id, deps.cluster.node, now, now + timeoutMs + RESERVE_MARGIN_MS))) return store.get(id);
+    }
     const doc = await store.get(id);
     if (!doc || (!manual && doc.status !== 'pending') || (!manual && stopped)) return doc;
     const signal = aborter.signal;
@@ -206,6 +230,12 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     async start() {
       stopped = false;
       aborter = new AbortController();
+      if (deps.cluster) {
+        // Every node looks for due deliveries; a reservation decides which one makes each attempt.
+        poller = setInterval(() => void attemptDue().catch((err: unknown) => log.warn({ err }, 'could not read the due deliveries')), deps.cluster.pollMs);
+        poller.unref();
+        return;
+      }
       const pending = await store.pending();
       for (const doc of pending) arm(doc._id, doc.next_attempt_at ?? clock.now());
       if (pending.length > 0) log.info(`resuming ${pending.length} pending deliver${pending.length === 1 ? 'y' : 'ies'}`);
@@ -213,6 +243,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
 
     async stop() {
       stopped = true;
+      clearInterval(poller);
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
       const running = Promise.allSettled([...inFlight.values()]);

@@ -12,10 +12,11 @@ export interface ServeProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs `screenshot-appliance serve` from the build and waits for its first line. */
-export async function serve(args: string[], timeoutMs = 30_000): Promise<ServeProcess> {
+/** Runs `screenshot-appliance serve` from the build and waits for its first line; `env` is added to the test's environment. */
+export async function serve(args: string[], timeoutMs = 30_000, env: Record<string, string> = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
