@@ -1,0 +1,94 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { SECRET_KEY_FILE } from '../../jobs/secret-box.js';
+import type { Logger } from '../../logger.js';
+import { acquireDataLock } from '../data-lock.js';
+import { openNedbStores } from '../nedb-stores.js';
+import { migrate } from './migrations.js';
+import { createPool, inTransaction, toJsonb } from './pg-pool.js';
+
+/** Records copied per statement. */
+const BATCH = 1000;
+
+/** How many records of each kind an import copied. */
+export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 'webhook deliveries', number>;
+
+/**
+ * Copies a NeDB data directory into the PostgreSQL database at `url`, keeping every id, so
+ * image addresses, job ids, key ids and webhook ids stay valid: accounts, keys, jobs, usage per
+ * day, the hourly figures, the saved settings, webhook deliveries, the admin token and the key
+ * sealing job secrets (jobs and render-link secrets sealed under it stay readable). Records the
+ * database already holds (an import run twice) are left as they are. The directory's server must
+ * be stopped (its lock is taken); its files are read from a copy, so the directory is not changed.
+ * Images and page sources stay where they are: point --files at that directory, or copy them.
+ */
+export async function importDataDir(from: string, url: string, logger: Logger, progress: (line: string) => void = () => undefined): Promise<ImportCounts> {
+  await fs.access(path.join(from, 'jobs.db')).catch(() => {
+    throw new Error(`${from} is not a data directory of the service (it has no jobs.db)`);
+  });
+  const lock = acquireDataLock(from);
+  const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-import-'));
+  const pool = createPool(url, logger, { maxConnections: 2, statementTimeoutMs: 0 });
+  try {
+    for (const name of await fs.readdir(from)) {
+      if (name.endsWith('.db')) await fs.copyFile(path.join(from, name), path.join(copy, name));
+    }
+    const stores = await openNedbStores(copy, logger);
+    await migrate(pool, logger);
+    const accounts = await stores.accounts.list();
+    const keys = (await Promise.all(accounts.map((a) => stores.keys.byAccount(a._id)))).flat();
+    const jobs = await stores.jobs.list({ limit: Number.MAX_SAFE_INTEGER });
+    const usage = await stores.usage.since(undefined, '0000-00-00');
+    const deliveries = await stores.deliveries.list({ limit: Number.MAX_SAFE_INTEGER });
+    const hours = await stores.stats.hoursSince(0);
+    const settings = await stores.settings.load();
+
+    const copyDocs = async (table: string, docs: ReadonlyArray<{ _id: string }>, what: string) => {
+      for (let i = 0; i < docs.length; i += BATCH) {
+        await pool.query(
+          `INSERT INTO ${table} (id, doc) SELECT d->>'_id', d FROM jsonb_array_elements($1::jsonb) AS d ON CONFLICT (id) DO NOTHING`,
+          [toJsonb(docs.slice(i, i + BATCH))],
+        );
+        progress(`${what}: ${Math.min(i + BATCH, docs.length)} of ${docs.length}`);
+      }
+    };
+    await copyDocs('accounts', accounts, 'accounts');
+    await copyDocs('api_keys', keys, 'keys');
+    await copyDocs('jobs', jobs, 'jobs');
+    await copyDocs('webhook_deliveries', deliveries, 'webhook deliveries');
+    await inTransaction(pool, async (client) => {
+      for (const day of usage) {
+        await client.query(
+          'INSERT INTO usage_days (account_id, day, month, count) VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, day) DO NOTHING',
+          [day.account_id, day.day, day.day.slice(0, 7), day.count],
+        );
+      }
+      for (const hour of hours) {
+        await client.query('INSERT INTO hourly_ends (hour, completed, failed) VALUES ($1, $2, $3) ON CONFLICT (hour) DO NOTHING', [
+          hour.hour,
+          hour.completed,
+          hour.failed,
+        ]);
+      }
+      if (settings) await client.query('INSERT INTO settings (id, doc) VALUES (true, $1::jsonb) ON CONFLICT (id) DO NOTHING', [toJsonb(settings)]);
+      // The values every node shares: the directory's own, unless the cluster has some already.
+      const token = await fs.readFile(path.join(from, 'admin-token'), 'utf8').then((t) => t.trim(), () => null);
+      if (token) await client.query('INSERT INTO shared_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', ['admin_token', token]);
+      const key = await fs.readFile(path.join(from, SECRET_KEY_FILE)).catch(() => null);
+      if (key?.length === 32) {
+        const { rowCount } = await client.query('INSERT INTO shared_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+          'job_secrets_key',
+          key.toString('base64'),
+        ]);
+        if (!rowCount) progress(`the cluster already has a key sealing job secrets: secrets sealed in ${from} (job headers, cookies, render-link secrets) cannot be read there`);
+      }
+    });
+    return { accounts: accounts.length, keys: keys.length, jobs: jobs.length, 'usage days': usage.length, 'webhook deliveries': deliveries.length };
+  } finally {
+    await pool.end();
+    await fs.rm(copy, { recursive: true, force: true });
+    lock.release();
+  }
+}

@@ -1,0 +1,206 @@
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+// Three server processes on one PostgreSQL server, as three machines of a cluster would run:
+// each its own data directory, all one database and one files directory.
+
+const JOBS = 60;
+/** A node that dies loses its jobs to the others this many seconds later. */
+const LEASE_SECONDS = 3;
+
+let postgres: TestPostgres;
+let database: string;
+let fixtures: FixtureServer;
+let filesDir: string;
+const nodes: Array<ServeProcess & { dataDir: string; name: string }> = [];
+const dirs: string[] = [];
+
+/** Webhooks as the receiver counts them: every POST, by job. */
+const received = new Map<string, Array<{ id: string; type: string }>>();
+let receiver: http.Server;
+let hookUrl: string;
+
+async function startNode(): Promise<(typeof nodes)[number]> {
+  const dataDir = await tempDir('sa-node-');
+  dirs.push(dataDir);
+  const args = ['--data', dataDir, '--database', database, '--files', filesDir, '--egress-allow', '127.0.0.1/32', '--concurrency', '2', '--browsers', '1'];
+  const proc = await serve(args, 60_000, { SCREENSHOT_JOB_LEASE_SECONDS: String(LEASE_SECONDS) });
+  const name = /this node is (\S+) of the cluster/.exec(proc.stderr())?.[1] ?? '';
+  const node = { ...proc, dataDir, name };
+  nodes.push(node);
+  return node;
+}
+
+const adminToken = (node: { dataDir: string }) => fs.readFile(path.join(node.dataDir, 'admin-token'), 'utf8').then((t) => t.trim());
+
+async function admin(node: ServeProcess & { dataDir: string }, method: string, route: string, body?: unknown) {
+  const res = await fetch(`${node.url}/admin/api${route}`, {
+    method,
+    headers: { authorization: `Bearer ${await adminToken(node)}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function account(node: (typeof nodes)[number], limits: { daily_limit?: number } = {}): Promise<{ key: string; accountId: string }> {
+  const created = await admin(node, 'POST', '/accounts', { email: `team-${Math.random().toString(36).slice(2)}@example.com`, email_verified: true, ...limits });
+  expect(created.status).toBe(201);
+  const key = await admin(node, 'POST', `/accounts/${created.body.id}/keys`, { name: 'cluster' });
+  expect(key.status).toBe(201);
+  return { key: key.body.key, accountId: created.body.id };
+}
+
+const v1 = (node: ServeProcess, key: string, method: string, route: string, body?: unknown) =>
+  fetch(`${node.url}/v1${route}`, {
+    method,
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  database = await postgres.createDatabase();
+  fixtures = await startFixtureServer();
+  filesDir = await tempDir('sa-shared-files-');
+  dirs.push(filesDir);
+  receiver = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (d) => (text += d));
+    req.on('end', () => {
+      const event = JSON.parse(text) as { type: string; data: { job_id: string } };
+      received.set(event.data.job_id, [...(received.get(event.data.job_id) ?? []), { id: String(req.headers['webhook-id']), type: event.type }]);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  // The first node migrates the schema and makes the admin token; the others find both.
+  await startNode();
+  await Promise.all([startNode(), startNode()]);
+}, 180_000);
+
+afterAll(async () => {
+  for (const node of nodes) {
+    node.child.kill('SIGTERM');
+    await node.exited;
+  }
+  receiver?.closeAllConnections();
+  await new Promise((resolve) => receiver?.close(resolve));
+  await fixtures?.close();
+  await postgres?.stop();
+  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe('a cluster of three nodes on one PostgreSQL', () => {
+  it('shares one admin token, which every node accepts', async () => {
+    const tokens = await Promise.all(nodes.map(adminToken));
+    expect(new Set(tokens).size).toBe(1);
+    for (const node of nodes) expect((await admin(node, 'GET', '/accounts')).status).toBe(200);
+    expect(new Set(nodes.map((n) => n.name)).size).toBe(3);
+  });
+
+  it('runs every job exactly once, posted round-robin, with one node killed mid-capture', async () => {
+    const { key, accountId } = await account(nodes[0]);
+    // Each page holds its load for an image answering after 700 ms: long enough to be killed inside.
+    const url = `${fixtures.url}/embed-image.html?src=${encodeURIComponent('/slow?ms=700')}`;
+    const ids: string[] = [];
+    // Five requests per node at a time, a wave a second: within the per-node rate limit of 10 a second.
+    for (let wave = 0; wave < JOBS / 15; wave++) {
+      const posted = await Promise.all(
+        Array.from({ length: 15 }, async (_, i) => {
+          const n = wave * 15 + i;
+          const res = await v1(nodes[n % 3], key, 'POST', '/screenshot', { url: `${url}&n=${n}`, callback_url: hookUrl });
+          expect(res.status).toBe(201);
+          return ((await res.json()) as { job_id: string }).job_id;
+        }),
+      );
+      ids.push(...posted);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+
+    // Kill the third node while it holds a job it is capturing.
+    const victim = nodes[2];
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    try {
+      await expect
+        .poll(
+          async () =>
+            (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'processing' AND doc->>'lease_owner' = $1`, [victim.name])).rows[0].n,
+          { timeout: 60_000, interval: 50 },
+        )
+        .toBeGreaterThan(0);
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      const orphaned = (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'processing' AND doc->>'lease_owner' = $1`, [victim.name])).rows[0].n;
+      expect(orphaned).toBeGreaterThan(0);
+    } finally {
+      await db.end();
+    }
+
+    const survivors = nodes.slice(0, 2);
+    // The admin job list is not rate limited: it tells when every job has ended.
+    const ended = async () =>
+      ((await admin(survivors[0], 'GET', `/jobs?account_id=${accountId}&limit=100`)).body.jobs as Array<{ status: string }>).filter(
+        (j) => j.status === 'completed' || j.status === 'failed',
+      ).length;
+    await expect.poll(ended, { timeout: 120_000, interval: 500 }).toBe(JOBS);
+    const statuses: Array<{ status: string; screenshot_url?: string; error?: string }> = [];
+    for (const [i, id] of ids.entries()) {
+      statuses.push(await (await v1(survivors[i % 2], key, 'GET', `/screenshot/${id}`)).json());
+      await new Promise((r) => setTimeout(r, 120));
+    }
+    expect(statuses.filter((s) => s.status !== 'completed')).toEqual([]);
+
+    // One webhook per job, once: every job's end was stored and announced by one node only.
+    await expect.poll(() => [...received.values()].flat().length, { timeout: 30_000 }).toBeGreaterThanOrEqual(JOBS);
+    await new Promise((r) => setTimeout(r, 2000));
+    for (const id of ids) expect(received.get(id)?.map((w) => w.type)).toEqual(['screenshot.completed']);
+    expect([...received.values()].flat()).toHaveLength(JOBS);
+
+    // Usage is exact: sixty calls, whichever node counted them.
+    for (const node of survivors) {
+      const usage = (await (await v1(node, key, 'GET', '/usage')).json()) as { calls_today: number };
+      expect(usage.calls_today).toBe(JOBS);
+    }
+
+    // Every image, from every surviving node, whichever node took it.
+    for (const job of statuses) {
+      const route = new URL(job.screenshot_url!).pathname;
+      for (const node of survivors) {
+        const res = await fetch(`${node.url}${route}`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('image/png');
+        await res.arrayBuffer();
+      }
+    }
+  }, 300_000);
+
+  it('admits exactly the daily limit of a burst spread over the nodes', async () => {
+    const survivors = nodes.slice(0, 2);
+    const { key } = await account(survivors[0], { daily_limit: 7 });
+    // Six a node, within the per-second limit: only the daily limit refuses.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => v1(survivors[i % 2], key, 'POST', '/screenshot', { url: `${fixtures.url}/small.html` })),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(7);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+  }, 60_000);
+
+  it('takes a settings change made on one node on the others within seconds', async () => {
+    const [first, second] = nodes;
+    expect((await admin(first, 'PUT', '/settings', { retention_days: 11 })).status).toBe(200);
+    await expect.poll(async () => (await admin(second, 'GET', '/settings')).body.retention_days, { timeout: 10_000 }).toBe(11);
+  });
+});
