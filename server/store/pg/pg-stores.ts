@@ -1,3 +1,5 @@
+import type pg from 'pg';
+
 import type { Logger } from '../../logger.js';
 import type { Stores } from '../stores.js';
 import { migrate } from './migrations.js';
@@ -7,6 +9,7 @@ import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { createPool, type PgPoolOptions } from './pg-pool.js';
 import { PgSettingsStore } from './pg-settings-store.js';
+import { PgSharedValues } from './pg-shared-values.js';
 import { PgStatsStore } from './pg-stats-store.js';
 import { PgUsageStore } from './pg-usage-store.js';
 
@@ -34,8 +37,30 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     stats: new PgStatsStore(pool),
     settings: new PgSettingsStore(pool),
     deliveries: new PgDeliveryStore(pool),
+    shared: new PgSharedValues(pool),
+    health: async () => ({ postgres: await reachable(pool) }),
     // Autovacuum reclaims what deletes leave; there is nothing to fold by hand.
     compact: async () => undefined,
     close: () => (closing ??= pool.end()),
   };
+}
+
+/** How long a readiness probe waits for the database. */
+const HEALTH_TIMEOUT_MS = 2_000;
+
+/** `ok` when the database answers a query within HEALTH_TIMEOUT_MS, otherwise why not. */
+async function reachable(pool: pg.Pool): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${HEALTH_TIMEOUT_MS} ms`), HEALTH_TIMEOUT_MS);
+  });
+  const answer = pool.query('SELECT 1').then(
+    () => 'ok',
+    (err: Error) => `unreachable: ${err.message}`,
+  );
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
