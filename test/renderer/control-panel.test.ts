@@ -34,7 +34,7 @@ const DOCS_IMG = path.resolve('docs/img');
 const DOCS_SHOTS: Record<string, string> = {
   dashboard: 'panel-dashboard.png',
   'key-created': 'panel-new-key.png',
-  'job-failed': 'panel-job-details.png',
+  'job-options': 'panel-job-details.png',
   'phone-jobs': 'panel-phone-jobs.png',
 };
 const COPY_TO_DOCS = process.env.PANEL_DOCS === '1';
@@ -450,6 +450,81 @@ describe('control panel', () => {
     await page.getByRole('button', { name: 'Resume queue' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Pause queue' }).isVisible()).toBe(true);
     expect((await adminApi('/status')).queue.paused).toBe(false);
+  });
+
+  it('shows the options a job used, its HTTP status, final address, title and that it was cut, and none of the secrets it was given', async () => {
+    const secrets = ['hdr-panel-s3cret', 'cookie-panel-s3cret', 'pw-panel-s3cret'];
+    const apiAnswers: Array<Promise<string>> = [];
+    const collect = (response: { url(): string; text(): Promise<string> }) => {
+      if (response.url().includes('/admin/api/')) apiAnswers.push(response.text().catch(() => ''));
+    };
+    page.on('response', collect);
+    try {
+      await goTo('Jobs', 'Jobs');
+      const finalUrl = `${fixture.url}/tall.html?h=17000`;
+      const res = await v1('POST', '/screenshot', {
+        // Taller than the 16384 px cap, and narrow so that is cheap.
+        url: `${fixture.url}/redirect?to=${encodeURIComponent('/tall.html?h=17000')}`,
+        full_page: true,
+        width: 320,
+        dark_mode: true,
+        delay: 100,
+        hide_selectors: ['.banner'],
+        headers: { 'X-Panel-Secret': secrets[0] },
+        cookies: [{ name: 'panel_sid', value: secrets[1] }],
+        http_auth: { username: 'reader', password: secrets[2] },
+        callback_url: `${fixture.url}/status/204?job-options`,
+      });
+      expect(res.status).toBe(201);
+      const optionsJobId = ((await res.json()) as { job_id: string }).job_id;
+      const row = page.locator(`tr[data-job-id="${optionsJobId}"]`);
+      await expect.poll(() => row.getAttribute('data-status'), { timeout: 60_000, interval: 250 }).toBe('completed');
+
+      await row.getByRole('button', { name: `${fixture.url}/redirect` }).click();
+      const dialog = page.getByRole('dialog', { name: 'Job details' });
+      const options = dialog.getByRole('region', { name: 'Options' });
+      await expect.poll(() => options.isVisible()).toBe(true);
+      /** The term → description pairs of a description list. */
+      const pairs = (list: ReturnType<Page['locator']>) =>
+        list.evaluate((dl) =>
+          Object.fromEntries([...dl.querySelectorAll('dt')].map((dt) => [dt.textContent?.trim(), dt.nextElementSibling?.textContent?.trim()])),
+        );
+      // However tall the page, its facts are at hand: the preview shows its top, the list is not stretched to its height.
+      const cut = dialog.locator('dt', { hasText: 'Cut' });
+      const box = await cut.boundingBox();
+      expect(box && box.y + box.height, 'the Cut fact is on screen').toBeLessThanOrEqual(800);
+      expect(await pairs(dialog.locator('dl.facts').first())).toMatchObject({
+        'HTTP status': '200',
+        'Ended at': finalUrl,
+        Title: 'Tall page',
+        Cut: 'the page was taller than a capture may be; the image stops at the limit',
+      });
+      // Secrets by name only, as the admin API gives them.
+      const shown = { dark_mode: 'true', delay: '100', hide_selectors: '[".banner"]', header_names: '["X-Panel-Secret"]', cookie_names: '["panel_sid"]', http_auth: 'true' };
+      expect(await pairs(options.locator('dl'))).toEqual(shown);
+      expect((await adminApi(`/jobs/${optionsJobId}`)).options).toEqual({
+        dark_mode: true,
+        delay: 100,
+        hide_selectors: ['.banner'],
+        header_names: ['X-Panel-Secret'],
+        cookie_names: ['panel_sid'],
+        http_auth: true,
+      });
+      const deliveries = dialog.getByRole('region', { name: 'Webhook deliveries' });
+      await expect.poll(() => deliveries.locator('.badge').first().textContent(), { timeout: 20_000 }).toBe('succeeded');
+      // Tall enough for the picture to show the whole dialog down to the webhook.
+      await page.setViewportSize({ width: 1280, height: 1400 });
+      await shoot(page, 'job-options');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
+      const everything = [await page.content(), await page.evaluate(() => document.body.innerText), ...(await Promise.all(apiAnswers))].join('\n');
+      expect(everything).toContain('X-Panel-Secret');
+      for (const secret of secrets) expect(everything.includes(secret), `${secret} in the panel`).toBe(false);
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await expect.poll(() => dialog.isVisible()).toBe(false);
+    } finally {
+      page.off('response', collect);
+    }
   });
 
   it('makes a render link for a URL typed in, copies it, and ends it by rotating the signing secret', async () => {
