@@ -28,14 +28,14 @@ export class NedbDeliveryStore implements DeliveryStore {
     return this.db.find(query).sort({ created_at: -1 }).limit(filter.limit);
   }
 
-  recordAttempt(
+  async recordAttempt(
     id: string,
     attempt: AttemptRecord,
     next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
   ): Promise<DeliveryDoc | null> {
     // The attempt is over: its reservation ends with it.
     const set = { ...next, reserved_by: null, reserved_until: null };
-    return this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: set }, { returnUpdatedDocs: true });
+    return (await this.db.update({ _id: id }, { $push: { attempts: attempt }, $set: set }, { returnUpdatedDocs: true })) ?? null;
   }
 
   async countByStatus(): Promise<Record<DeliveryStatus, number>> {

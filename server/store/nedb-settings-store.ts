@@ -1,4 +1,5 @@
 import type { Settings } from '../api/schemas/admin.js';
+import { KeyedTurns } from '../keyed-turns.js';
 import type { NedbFile } from './nedb-stores.js';
 import type { SettingsStore, SharedValues } from './stores.js';
 
@@ -25,9 +26,16 @@ export class NedbSettingsStore implements SettingsStore {
 
 /** Shared values in settings.db, one document each (`shared:<name>`); one node uses them, but the interface is the cluster's. */
 export class NedbSharedValues implements SharedValues {
+  /** Two calls for one name take turns, so both get the value the first stored. */
+  private readonly turns = new KeyedTurns();
+
   constructor(private readonly db: NedbFile<SettingsDoc>) {}
 
-  async getOrSet(name: string, value: string): Promise<string> {
+  getOrSet(name: string, value: string): Promise<string> {
+    return this.turns.run(name, () => this.getOrSetNow(name, value));
+  }
+
+  private async getOrSetNow(name: string, value: string): Promise<string> {
     const id = `shared:${name}`;
     const found = (await this.db.findOne({ _id: id })) as { value?: string } | null;
     if (typeof found?.value === 'string') return found.value;
