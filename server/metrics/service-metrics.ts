@@ -219,7 +219,8 @@ export class ServiceMetrics {
    * The lines counted, by component and message: the engine's relaunches (chromium-engine.ts
    * launchInBackground), its kills of a hung browser and the memory guard's kills
    * (page-memory-guard.ts), the runner's retry after a crash (job-runner.ts) and the egress
-   * proxy's denials (proxy.ts). test/ops/metrics.test.ts and metrics-labels.test.ts drive them.
+   * proxy's denials (proxy.ts). test/ops/metrics-events.test.ts and metrics.test.ts cause each
+   * event for real, so a reworded line fails there.
    */
   private onLogEvent({ bindings, fields, msg }: LogEvent): void {
     const component = fields.component ?? bindings.component;
