@@ -12,8 +12,8 @@ import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
 import { ConfigError, DEFAULTS, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { DataDirLockedError } from './store/data-lock.js';
-import { importDataDir } from './store/pg/pg-import.js';
 import { runMigrations } from './store/pg/migrations.js';
+import { importDataDir, ImportError } from './store/pg/pg-import.js';
 
 // The entry point is the one place of the CLI that reads the environment; it passes it on.
 const env = process.env;
@@ -176,7 +176,7 @@ function program(): Command {
   return cli;
 }
 
-const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, TypeError];
+const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, ImportError, TypeError];
 
 async function main(argv: string[]): Promise<void> {
   const cli = program();

@@ -87,8 +87,9 @@ export class JobRunner {
   /** Mean time of a job, without its delay: viewport captures and full pages apart. */
   private readonly meanMs = { viewport: INITIAL_MEAN_MS, fullPage: INITIAL_FULL_PAGE_MEAN_MS };
   private stopping = false;
-  /** Full-page jobs waiting or running, for the estimate. */
+  /** Full-page jobs waiting or running, and the delays those jobs asked for, for the estimate. */
   private queuedFullPages = 0;
+  private queuedDelayMs = 0;
   /** Cluster mode: jobs this node claimed (waiting in its queue or running). */
   private readonly claimed = new Set<string>();
   /** Cluster mode: jobs waiting in the shared store, as last counted. */
@@ -148,7 +149,7 @@ export class JobRunner {
   /**
    * Seconds until the last of `count` newly queued jobs of a kind (full page or not, with its
    * delay) should be done: the jobs ahead take a mean of both kinds weighted by the queue's full
-   * pages; the new ones take their own kind's mean plus the delay.
+   * pages, plus the delays they asked for; the new ones take their own kind's mean plus the delay.
    */
   estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }): number {
     const concurrency = this.queue.concurrency;
@@ -156,25 +157,33 @@ export class JobRunner {
     const ahead = Math.max(0, this.depth() - count);
     const fullAhead = Math.min(ahead, Math.max(0, this.queuedFullPages - (kind.fullPage ? count : 0)));
     const own = (kind.fullPage ? this.meanMs.fullPage : this.meanMs.viewport) + kind.delayMs;
-    const aheadMs = fullAhead * this.meanMs.fullPage + (ahead - fullAhead) * this.meanMs.viewport;
+    const delaysAheadMs = Math.max(0, this.queuedDelayMs - count * kind.delayMs);
+    const aheadMs = fullAhead * this.meanMs.fullPage + (ahead - fullAhead) * this.meanMs.viewport + delaysAheadMs;
     const totalMs = aheadMs + Math.max(0, count - 1) * own;
     return Math.max(1, Math.ceil((totalMs / concurrency + own) / 1000));
   }
 
-  /** Queues a stored pending job; `fullPage` counts it for the estimate. In cluster mode it waits in the store for a node to claim it. */
-  enqueue(jobId: string, fullPage = false): void {
+  /**
+   * Queues a stored pending job; its kind (full page, delay) counts for the estimate. In cluster
+   * mode it waits in the store for a node to claim it.
+   */
+  enqueue(job: Pick<JobRecord, '_id' | 'full_page' | 'options'>): void {
     if (this.deps.cluster) {
       this.sharedPending++;
       this.poke();
       return;
     }
-    this.runLocally(jobId, fullPage);
+    this.runLocally(job);
   }
 
-  private runLocally(jobId: string, fullPage: boolean): void {
-    if (fullPage) this.queuedFullPages++;
+  private runLocally(job: Pick<JobRecord, '_id' | 'full_page' | 'options'>): void {
+    const jobId = job._id;
+    const delayMs = job.options?.delayMs ?? 0;
+    if (job.full_page) this.queuedFullPages++;
+    this.queuedDelayMs += delayMs;
     const run = () => this.run(jobId).finally(() => {
-      if (fullPage) this.queuedFullPages--;
+      if (job.full_page) this.queuedFullPages--;
+      this.queuedDelayMs -= delayMs;
     });
     void this.queue.add(run).catch((err: unknown) => this.log.error({ job_id: jobId, err }, 'running the job failed'));
   }
@@ -196,7 +205,7 @@ export class JobRunner {
           this.log.warn({ job_id: job._id, err }, 'could not set it back to pending'),
         );
       }
-      this.enqueue(job._id, job.full_page);
+      this.enqueue(job);
     }
     if (unfinished.length) this.log.info(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
     return unfinished.length;
@@ -265,7 +274,7 @@ export class JobRunner {
       const now = this.deps.clock.now();
       for (const job of await this.deps.store.claim(cluster.node, free, now, now + cluster.leaseMs)) {
         this.claimed.add(job._id);
-        this.runLocally(job._id, job.full_page);
+        this.runLocally(job);
       }
     }
     this.sharedPending = await this.deps.store.count({ status: ['pending'] });

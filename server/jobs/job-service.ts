@@ -221,7 +221,7 @@ export class JobService {
       jobs.push(job);
     }
     await this.deps.store.insert(jobs);
-    for (const job of jobs) this.deps.runner.enqueue(job._id, job.full_page);
+    for (const job of jobs) this.deps.runner.enqueue(job);
     return jobs;
   }
 

@@ -167,6 +167,26 @@ describe('POST /v1/screenshot options', () => {
     const delayed = (await (await post({ delay: 9_000, full_page: true })).json()) as { estimated_time_seconds: number };
     expect(delayed.estimated_time_seconds).toBeGreaterThanOrEqual(plain.estimated_time_seconds + 9);
   });
+
+  it('counts the full pages and delays of the jobs waiting ahead in estimated_time_seconds', async () => {
+    // A server of its own, queue paused, so the means are the initial ones (3 s a viewport, 6 s a full page) and nothing runs.
+    const fresh = await startTestServer({ browsers: 1 });
+    try {
+      fresh.srv.services.jobs.pause();
+      const { key: own } = await fresh.account();
+      const estimate = async (body: object) =>
+        ((await (await fresh.v1('POST', '/screenshot', own, { url: `${fixtures.url}/small.html`, ...body })).json()) as { estimated_time_seconds: number })
+          .estimated_time_seconds;
+      expect(await estimate({})).toBe(3);
+      // Behind one viewport job: (3 s) / 2 slots + its own 3 s.
+      expect(await estimate({})).toBe(5);
+      for (let i = 0; i < 3; i++) await estimate({ full_page: true, delay: 5_000 });
+      // Behind two viewports, three full pages and their 15 s of delays: (6 + 18 + 15) / 2 + 3.
+      expect(await estimate({})).toBe(23);
+    } finally {
+      await fresh.close();
+    }
+  });
 });
 
 describe('the egress guard around scripts', () => {

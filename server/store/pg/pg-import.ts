@@ -12,6 +12,11 @@ import { createPool, inTransaction, toJsonb } from './pg-pool.js';
 /** Records copied per statement. */
 const BATCH = 1000;
 
+/** An import that cannot start: the directory is not a data directory. */
+export class ImportError extends Error {
+  override readonly name = 'ImportError';
+}
+
 /** How many records of each kind an import copied. */
 export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 'webhook deliveries', number>;
 
@@ -26,7 +31,7 @@ export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 
  */
 export async function importDataDir(from: string, url: string, logger: Logger, progress: (line: string) => void = () => undefined): Promise<ImportCounts> {
   await fs.access(path.join(from, 'jobs.db')).catch(() => {
-    throw new Error(`${from} is not a data directory of the service (it has no jobs.db)`);
+    throw new ImportError(`${from} is not a data directory of the service (it has no jobs.db)`);
   });
   const lock = acquireDataLock(from);
   const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-import-'));

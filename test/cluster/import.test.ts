@@ -1,0 +1,92 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { runCli, serve } from '../helpers/cli-process.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { startTestServer, tempDir, waitForJob } from '../helpers/test-server.js';
+
+// Moving from one machine to a cluster: a NeDB data directory with real history, imported with
+// the CLI, served by a node on PostgreSQL that reads the old directory's files.
+
+let postgres: TestPostgres;
+let fixtures: FixtureServer;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  fixtures = await startFixtureServer();
+}, 60_000);
+
+afterAll(async () => {
+  await fixtures?.close();
+  await postgres?.stop();
+  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('migrate and import', () => {
+  it('migrate brings a new database up to date once, and says so the second time', async () => {
+    const database = await postgres.createDatabase();
+    const first = await runCli(['migrate', '--database', database]);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toMatch(/applied schema migration\(s\) 1, 2/);
+    const again = await runCli(['migrate', '--database', database]);
+    expect(again.stdout).toMatch(/the schema is up to date/);
+    expect((await runCli(['migrate', '--database', 'mysql://nope'])).stderr).toMatch(/postgres:\/\//);
+  });
+
+  it('copies accounts, keys, jobs, usage, settings and the admin token; the key, the job and its image keep working', async () => {
+    const old = await startTestServer();
+    dirs.push(old.dataDir);
+    const { key } = await old.account();
+    const created = await (await old.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html` })).json();
+    const before = await waitForJob(old, key, created.job_id);
+    expect(before.status).toBe('completed');
+    expect((await old.admin('PUT', '/settings', { retention_days: 12 })).status).toBe(200);
+    const token = old.srv.adminToken;
+    await old.srv.close();
+
+    const database = await postgres.createDatabase();
+    const imported = await runCli(['import', '--from', old.dataDir, '--database', database]);
+    expect(imported.stderr).toBe('');
+    expect(imported.stdout).toMatch(/imported 1 accounts, 1 keys, 1 jobs, 1 usage days, 0 webhook deliveries/);
+    // Run twice, it adds nothing.
+    expect((await runCli(['import', '--from', old.dataDir, '--database', database])).code).toBe(0);
+
+    const dataDir = await tempDir('sa-node-');
+    dirs.push(dataDir);
+    const node = await serve(['--data', dataDir, '--database', database, '--files', old.dataDir]);
+    try {
+      expect((await fs.readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim()).toBe(token);
+      const job = await (await fetch(`${node.url}/v1/screenshot/${created.job_id}`, { headers: { 'x-api-key': key } })).json();
+      expect(job).toMatchObject({ job_id: created.job_id, status: 'completed' });
+      const image = await fetch(`${node.url}${new URL(before.screenshot_url).pathname}`);
+      expect(image.status).toBe(200);
+      expect(Buffer.from(await image.arrayBuffer())).toEqual(await fs.readFile(path.join(old.dataDir, 'files', path.basename(before.screenshot_url))));
+      const usage = await (await fetch(`${node.url}/v1/usage`, { headers: { 'x-api-key': key } })).json();
+      expect(usage.calls_today).toBe(1);
+      const settings = await (await fetch(`${node.url}/admin/api/settings`, { headers: { authorization: `Bearer ${token}` } })).json();
+      expect(settings.retention_days).toBe(12);
+    } finally {
+      node.child.kill('SIGTERM');
+      await node.exited;
+    }
+  }, 120_000);
+
+  it('refuses a directory that is not a data directory, and one whose server runs', async () => {
+    const database = await postgres.createDatabase();
+    const empty = await tempDir('sa-empty-');
+    dirs.push(empty);
+    expect((await runCli(['import', '--from', empty, '--database', database])).stderr).toMatch(/not a data directory/);
+    const running = await startTestServer();
+    try {
+      const refused = await runCli(['import', '--from', running.dataDir, '--database', database]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/in use|locked|pid/i);
+    } finally {
+      await running.close();
+    }
+  }, 60_000);
+});
