@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
-import { CLI, runCli, type ServeProcess } from '../helpers/cli-process.js';
+import { CLI, runCli, serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 let fixtures: FixtureServer;
@@ -95,6 +95,49 @@ describe('serve without a terminal', () => {
           break;
         }
       }
+    }
+  });
+});
+
+describe('serve --metrics-token', () => {
+  const token = 'scrape-only-0123456789abcdef';
+
+  /** Starts a server of its own on a fresh data directory; stops it when `check` is done. */
+  async function withServe(args: string[], env: Record<string, string>, check: (url: string, adminToken: string) => Promise<void>) {
+    const data = await tempDir();
+    const other = await serve(['--browsers', '1', '--data', data, ...args], 30_000, env);
+    try {
+      await check(other.url, (await fs.readFile(path.join(data, 'admin-token'), 'utf8')).trim());
+    } finally {
+      other.child.kill('SIGTERM');
+      await other.exited;
+    }
+  }
+
+  const scrape = async (url: string, bearer: string) => (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+
+  it('opens /metrics with the token given on the command line, and no longer with the admin token', async () => {
+    await withServe(['--metrics-token', token], {}, async (url, adminToken) => {
+      expect(await scrape(url, token)).toBe(200);
+      expect(await scrape(url, adminToken)).toBe(401);
+    });
+  });
+
+  it('takes the token from SCREENSHOT_METRICS_TOKEN', async () => {
+    await withServe([], { SCREENSHOT_METRICS_TOKEN: token }, async (url, adminToken) => {
+      expect(await scrape(url, token)).toBe(200);
+      expect(await scrape(url, adminToken)).toBe(401);
+    });
+  });
+
+  it('refuses to start with a token shorter than 16 characters', async () => {
+    for (const [args, env] of [
+      [['--metrics-token', 'x'.repeat(15)], {}],
+      [[], { SCREENSHOT_METRICS_TOKEN: 'short' }],
+    ] as const) {
+      const res = await runWith(['serve', '--host', '127.0.0.1', '--port', '0', '--data', await tempDir(), ...args], env);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toContain('the metrics token must be at least 16 characters long');
     }
   });
 });
