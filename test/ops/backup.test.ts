@@ -1,9 +1,12 @@
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { backupDataDir } from '../../server/cli/backup.js';
+import { readTarGz } from '../../server/cli/tar.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { runCli } from '../helpers/cli-process.js';
 import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';
@@ -70,6 +73,60 @@ describe('backup and restore', () => {
     }
     const accounts = await restored.admin('GET', '/accounts');
     expect(accounts.body.accounts.map((a: { id: string }) => a.id)).toContain(accountId);
+  });
+
+  it('has the image and page source of every job it shows completed, also of jobs that completed during the backups', async () => {
+    const source = await startTestServer({ browsers: 1, concurrency: 2 });
+    try {
+      const { key } = await source.account();
+      // Bulk in files/ that does not compress makes each backup last a while, so captures end
+      // during it: after its datastores were read, and while the images were.
+      const padding = crypto.randomBytes(256 * 1024);
+      for (let i = 0; i < 120; i++) await fs.writeFile(path.join(source.dataDir, 'files', `padding-${i}.bin`), padding);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const created = await (await source.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, devices: ['all'] })).json();
+        ids.push(...created.jobs.map((j: { job_id: string }) => j.job_id));
+      }
+      let ended = false;
+      const all = Promise.all(ids.map((id) => waitForJob(source, key, id, 120_000))).finally(() => (ended = true));
+      const archives: string[] = [];
+      const dir = await tempDir();
+      while (!ended || archives.length === 0) {
+        const archive = path.join(dir, `data-${archives.length}.tar.gz`);
+        await backupDataDir(source.dataDir, archive);
+        archives.push(archive);
+      }
+      expect((await all).map((j) => j.status)).toEqual(ids.map(() => 'completed'));
+
+      const completedCounts = new Set<number>();
+      for (const archive of archives) {
+        const names = new Set<string>();
+        let jobsDb = '';
+        for await (const entry of readTarGz(archive)) {
+          names.add(entry.name);
+          if (entry.name === 'jobs.db') jobsDb = entry.data.toString('utf8');
+        }
+        // NeDB's file: a record's last line is its state.
+        const jobs = new Map<string, { _id: string; status: string; image_file: string | null; has_page_source: boolean }>();
+        for (const line of jobsDb.split('\n').filter(Boolean)) {
+          const record = JSON.parse(line);
+          if (ids.includes(record._id)) jobs.set(record._id, record);
+        }
+        const completed = [...jobs.values()].filter((job) => job.status === 'completed');
+        completedCounts.add(completed.length);
+        for (const job of completed) {
+          expect(names.has(`files/${job.image_file}`), `${path.basename(archive)}: image of ${job._id}`).toBe(true);
+          expect(job.has_page_source).toBe(true);
+          expect(names.has(`sources/${job._id}.html`), `${path.basename(archive)}: source of ${job._id}`).toBe(true);
+        }
+      }
+      // The backups saw the jobs at different stages: captures ended while they were written.
+      expect(archives.length).toBeGreaterThan(1);
+      expect(completedCounts.size).toBeGreaterThan(1);
+    } finally {
+      await source.close();
+    }
   });
 
   it('refuses to restore into a directory that is not empty, and leaves it as it was', async () => {
