@@ -527,6 +527,31 @@ describe('control panel', () => {
     }
   });
 
+  it('shows a completed PDF job as a PDF placeholder linking to the file, without loading the PDF as an image', async () => {
+    const pdfRequests: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (/\.pdf(\?|$)/.test(request.url())) pdfRequests.push(request.url());
+    };
+    page.on('request', onRequest);
+    try {
+      await goTo('Jobs', 'Jobs');
+      const res = await v1('POST', '/screenshot', { url: `${fixture.url}/small.html`, format: 'pdf' });
+      expect(res.status).toBe(201);
+      const pdfId = ((await res.json()) as { job_id: string }).job_id;
+      const row = page.locator(`tr[data-job-id="${pdfId}"]`);
+      await expect.poll(() => row.getAttribute('data-status'), { timeout: 45_000, interval: 250 }).toBe('completed');
+      const job = await adminApi(`/jobs/${pdfId}`);
+      expect(job.thumbnail_url).toBeUndefined();
+      const link = row.getByRole('link', { name: `Open the screenshot of ${fixture.url}/small.html` });
+      expect(await link.getAttribute('href')).toBe(job.screenshot_url);
+      expect(await link.locator('img').count()).toBe(0);
+      expect(await link.textContent()).toBe('PDF');
+      expect(pdfRequests).toEqual([]);
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
   it('makes a render link for a URL typed in, copies it, and ends it by rotating the signing secret', async () => {
     await goTo('API keys', 'API keys');
     await page.getByRole('button', { name: 'Render link with key e2e client' }).click();

@@ -164,9 +164,15 @@ function JobRow({ job, onOpen }: { job: AdminJob; onOpen: () => void }) {
 
 function Thumbnail({ job }: { job: AdminJob }) {
   if (job.status === 'completed' && job.screenshot_url && !job.expired) {
+    // Only ever the small thumbnail: a list of full-size images is what made the page heavy,
+    // and a job without a thumbnail (a PDF) has no image to show at all.
     return (
       <a href={job.screenshot_url} target="_blank" rel="noopener noreferrer" class="thumb-link" aria-label={`Open the screenshot of ${job.url}`}>
-        <img class="thumb" src={job.thumbnail_url ?? job.screenshot_url} alt="" loading="lazy" decoding="async" />
+        {job.thumbnail_url ? (
+          <img class="thumb" src={job.thumbnail_url} alt="" loading="lazy" decoding="async" />
+        ) : (
+          <span class="thumb thumb-empty thumb-document">{job.format.toUpperCase()}</span>
+        )}
       </a>
     );
   }
