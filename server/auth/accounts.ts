@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../api/schemas/admin.js';
 import type { Filled } from '../api/validate.js';
 import { notFound, ValidationError } from '../errors.js';
-import type { AccountStore } from '../store/stores.js';
+import { type AccountStore, EmailTakenError } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
 
 export { type Plan,PLANS };
@@ -43,6 +43,14 @@ function canonicalEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** The 400 for an address another account took between the check and the write (another request, or another node). */
+const emailInUse =
+  (email: string) =>
+  (err: unknown): never => {
+    if (err instanceof EmailTakenError) throw new ValidationError(`email ${email} already has an account`, 'email');
+    throw err;
+  };
+
 /** Accounts: e-mail, verification, plan, limits and the webhook signing secret. */
 export class AccountService {
   constructor(
@@ -57,15 +65,17 @@ export class AccountService {
     if (await this.store.byEmail(email)) {
       throw new ValidationError(`email ${email} already has an account`, 'email');
     }
-    return this.store.insert({
-      email,
-      email_verified: input.email_verified,
-      plan: input.plan,
-      daily_limit: input.daily_limit ?? this.defaults.dailyLimit,
-      monthly_limit: input.monthly_limit ?? this.defaults.monthlyLimit,
-      created_at: this.clock.now(),
-      webhook_secret: generateWebhookSecret(),
-    });
+    return this.store
+      .insert({
+        email,
+        email_verified: input.email_verified,
+        plan: input.plan,
+        daily_limit: input.daily_limit ?? this.defaults.dailyLimit,
+        monthly_limit: input.monthly_limit ?? this.defaults.monthlyLimit,
+        created_at: this.clock.now(),
+        webhook_secret: generateWebhookSecret(),
+      })
+      .catch(emailInUse(email));
   }
 
   async list(): Promise<AccountRecord[]> {
@@ -90,7 +100,7 @@ export class AccountService {
     if (fields.email && fields.email !== current.email && (await this.store.byEmail(fields.email))) {
       throw new ValidationError(`email ${fields.email} already has an account`);
     }
-    await this.store.update(id, fields);
+    await this.store.update(id, fields).catch(emailInUse(fields.email ?? current.email));
     return this.get(id);
   }
 

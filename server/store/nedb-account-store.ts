@@ -1,18 +1,26 @@
 import type { AccountRecord } from '../auth/accounts.js';
+import type { Logger } from '../logger.js';
 import type { NedbFile } from './nedb-stores.js';
-import type { AccountStore, NewAccount } from './stores.js';
+import { type AccountStore, EmailTakenError, type NewAccount } from './stores.js';
 
 /** accounts.db. */
 export class NedbAccountStore implements AccountStore {
   private constructor(private readonly db: NedbFile<AccountRecord>) {}
 
-  static async open(db: NedbFile<AccountRecord>): Promise<NedbAccountStore> {
-    await db.ensureIndex({ fieldName: 'email' });
+  static async open(db: NedbFile<AccountRecord>, log: Logger): Promise<NedbAccountStore> {
+    try {
+      await db.ensureIndex({ fieldName: 'email', unique: true });
+    } catch {
+      // An accounts.db from before the index with one address twice (two requests at once): it still opens.
+      await db.removeIndex('email').catch(() => undefined);
+      await db.ensureIndex({ fieldName: 'email' });
+      log.warn('accounts.db holds an e-mail address shared by several accounts; new accounts are still checked against it');
+    }
     return new NedbAccountStore(db);
   }
 
   insert(account: NewAccount): Promise<AccountRecord> {
-    return this.db.insert(account as AccountRecord);
+    return this.db.insert(account as AccountRecord).catch(emailTaken);
   }
 
   list(): Promise<AccountRecord[]> {
@@ -28,10 +36,16 @@ export class NedbAccountStore implements AccountStore {
   }
 
   async update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void> {
-    await this.db.update({ _id: id }, { $set: change });
+    await this.db.update({ _id: id }, { $set: change }).catch(emailTaken);
   }
 
   async remove(id: string): Promise<void> {
     await this.db.remove({ _id: id }, {});
   }
+}
+
+/** NeDB's unique index refused the write. */
+function emailTaken(err: unknown): never {
+  if ((err as { errorType?: string }).errorType === 'uniqueViolated') throw new EmailTakenError('another account has this e-mail address');
+  throw err;
 }

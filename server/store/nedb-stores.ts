@@ -54,7 +54,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
   const [accounts, keys, jobs, usage, stats, webhooks] = await Promise.all(NAMES.map((name) => openFile(dataDir, name, log)));
   const stores = {
-    accounts: await NedbAccountStore.open(accounts as NedbFile<AccountRecord>),
+    accounts: await NedbAccountStore.open(accounts as NedbFile<AccountRecord>, log),
     keys: await NedbKeyStore.open(keys as NedbFile<KeyRecord>, log),
     jobs: await NedbJobStore.open(jobs as NedbFile<JobRecord>),
     usage: await NedbUsageStore.open(usage as NedbFile<UsageDoc>),

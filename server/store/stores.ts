@@ -60,12 +60,19 @@ export interface JobStore {
 
 export type NewAccount = Omit<AccountRecord, '_id'>;
 
+/** Another account has the e-mail address: the store keeps addresses unique, also against two nodes creating one at once. */
+export class EmailTakenError extends Error {
+  override readonly name = 'EmailTakenError';
+}
+
 export interface AccountStore {
+  /** Throws EmailTakenError when another account has the address. */
   insert(account: NewAccount): Promise<AccountRecord>;
   /** Every account, oldest first. */
   list(): Promise<AccountRecord[]>;
   get(id: string): Promise<AccountRecord | null>;
   byEmail(email: string): Promise<AccountRecord | null>;
+  /** Throws EmailTakenError when the change gives the account another account's address. */
   update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void>;
   remove(id: string): Promise<void>;
 }

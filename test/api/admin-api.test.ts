@@ -115,6 +115,14 @@ describe('accounts', () => {
     expect(again.status).toBe(400);
   });
 
+  it('makes one account of several requests for one address at once, and answers the others 400', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => server.admin('POST', '/accounts', { email: 'race@example.test' })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 400, 400, 400, 400, 400]);
+    for (const refused of answers.filter((a) => a.status === 400)) expect(refused.body).toMatchObject({ error: 'Bad request', message: expect.stringMatching(/race@example\.test already has an account/) });
+    const all = (await server.admin('GET', '/accounts')).body.accounts as Array<{ email: string }>;
+    expect(all.filter((a) => a.email === 'race@example.test')).toHaveLength(1);
+  });
+
   it('reveals and rotates the webhook secret', async () => {
     const { accountId } = await server.account();
     const first = await server.admin('GET', `/accounts/${accountId}/webhook-secret`);

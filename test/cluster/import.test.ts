@@ -3,6 +3,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MIGRATIONS } from '../../server/store/pg/migrations.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { runCli, serve } from '../helpers/cli-process.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -31,7 +32,7 @@ describe('migrate and import', () => {
     const database = await postgres.createDatabase();
     const first = await runCli(['migrate', '--database', database]);
     expect(first).toMatchObject({ code: 0 });
-    expect(first.stdout).toMatch(/applied schema migration\(s\) 1, 2/);
+    expect(first.stdout).toContain(`applied schema migration(s) ${MIGRATIONS.map((m) => m.version).join(', ')}`);
     const again = await runCli(['migrate', '--database', database]);
     expect(again.stdout).toMatch(/the schema is up to date/);
     expect((await runCli(['migrate', '--database', 'mysql://nope'])).stderr).toMatch(/postgres:\/\//);

@@ -6,7 +6,7 @@ import type { JobRecord } from '../../server/jobs/job-record.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { openPgStores } from '../../server/store/pg/pg-stores.js';
-import type { Stores } from '../../server/store/stores.js';
+import { EmailTakenError, type Stores } from '../../server/store/stores.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { deliveryDoc, jobRecord, newAccount, newKey, waitingJob } from './conformance-records.js';
@@ -345,6 +345,15 @@ describe.each([
       await stores.accounts.remove(account._id);
       expect(await stores.accounts.get(account._id)).toBeNull();
       expect(await stores.accounts.list()).toEqual([]);
+    });
+
+    it('keeps e-mail addresses unique, also against inserts at once', async () => {
+      const results = await Promise.allSettled(Array.from({ length: 5 }, () => stores.accounts.insert(newAccount({ email: 'same@example.com' }))));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) expect(r.reason).toBeInstanceOf(EmailTakenError);
+      const other = await stores.accounts.insert(newAccount({ email: 'other@example.com' }));
+      await expect(stores.accounts.update(other._id, { email: 'same@example.com' })).rejects.toBeInstanceOf(EmailTakenError);
+      expect((await stores.accounts.get(other._id))?.email).toBe('other@example.com');
     });
   });
 

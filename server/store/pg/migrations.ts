@@ -114,6 +114,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'unique account e-mail',
+    sql: `
+      -- Two nodes creating one address at once must not make two accounts.
+      CREATE UNIQUE INDEX accounts_email_unique ON accounts (email);
+      DROP INDEX accounts_by_email;
+    `,
+  },
 ];
 
 /**

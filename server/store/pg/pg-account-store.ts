@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 import type { AccountRecord } from '../../auth/accounts.js';
-import type { AccountStore, NewAccount } from '../stores.js';
+import { type AccountStore, EmailTakenError, type NewAccount } from '../stores.js';
 import { toJsonb } from './pg-pool.js';
 import { newRecordId } from './record-id.js';
 
@@ -11,10 +11,9 @@ export class PgAccountStore implements AccountStore {
 
   async insert(account: NewAccount): Promise<AccountRecord> {
     const record: AccountRecord = { ...account, _id: newRecordId() };
-    const { rows } = await this.pool.query<{ doc: AccountRecord }>('INSERT INTO accounts (id, doc) VALUES ($1, $2::jsonb) RETURNING doc', [
-      record._id,
-      toJsonb(record),
-    ]);
+    const { rows } = await this.pool
+      .query<{ doc: AccountRecord }>('INSERT INTO accounts (id, doc) VALUES ($1, $2::jsonb) RETURNING doc', [record._id, toJsonb(record)])
+      .catch(emailTaken);
     return rows[0].doc;
   }
 
@@ -32,10 +31,16 @@ export class PgAccountStore implements AccountStore {
   }
 
   async update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void> {
-    await this.pool.query('UPDATE accounts SET doc = doc || $2::jsonb WHERE id = $1', [id, toJsonb(change)]);
+    await this.pool.query('UPDATE accounts SET doc = doc || $2::jsonb WHERE id = $1', [id, toJsonb(change)]).catch(emailTaken);
   }
 
   async remove(id: string): Promise<void> {
     await this.pool.query('DELETE FROM accounts WHERE id = $1', [id]);
   }
+}
+
+/** The unique e-mail index refused the write (SQLSTATE 23505, unique_violation). */
+function emailTaken(err: unknown): never {
+  if ((err as { code?: string }).code === '23505') throw new EmailTakenError('another account has this e-mail address');
+  throw err;
 }
