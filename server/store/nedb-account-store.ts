@@ -1,6 +1,7 @@
 import type { AccountRecord } from '../auth/accounts.js';
 import type { Logger } from '../logger.js';
 import type { NedbFile } from './nedb-stores.js';
+import { uniqueIndexOrPlain } from './nedb-unique-index.js';
 import { type AccountStore, EmailTakenError, type NewAccount } from './stores.js';
 
 /** accounts.db. */
@@ -8,14 +9,10 @@ export class NedbAccountStore implements AccountStore {
   private constructor(private readonly db: NedbFile<AccountRecord>) {}
 
   static async open(db: NedbFile<AccountRecord>, log: Logger): Promise<NedbAccountStore> {
-    try {
-      await db.ensureIndex({ fieldName: 'email', unique: true });
-    } catch {
-      // An accounts.db from before the index with one address twice (two requests at once): it still opens.
-      await db.removeIndex('email').catch(() => undefined);
-      await db.ensureIndex({ fieldName: 'email' });
-      log.warn('accounts.db holds an e-mail address shared by several accounts; new accounts are still checked against it');
-    }
+    // An accounts.db from before the index may hold one address twice (two requests at once).
+    await uniqueIndexOrPlain(db, 'email', async () =>
+      log.warn('accounts.db holds an e-mail address shared by several accounts; new accounts are still checked against it'),
+    );
     return new NedbAccountStore(db);
   }
 

@@ -1,6 +1,7 @@
 import type { KeyRecord } from '../auth/api-keys.js';
 import type { Logger } from '../logger.js';
 import type { NedbFile } from './nedb-stores.js';
+import { uniqueIndexOrPlain } from './nedb-unique-index.js';
 import type { KeyStore, NewKey } from './stores.js';
 
 /** keys.db: API keys by their hash (unique) and by account. */
@@ -8,7 +9,7 @@ export class NedbKeyStore implements KeyStore {
   private constructor(private readonly db: NedbFile<KeyRecord>) {}
 
   static async open(db: NedbFile<KeyRecord>, log: Logger): Promise<NedbKeyStore> {
-    await Promise.all([hashIndex(db, log), db.ensureIndex({ fieldName: 'account_id' })]);
+    await Promise.all([uniqueIndexOrPlain(db, 'hash', () => reportSharedHashes(db, log)), db.ensureIndex({ fieldName: 'account_id' })]);
     return new NedbKeyStore(db);
   }
 
@@ -43,19 +44,13 @@ export class NedbKeyStore implements KeyStore {
 
 /**
  * Key hashes are unique. A keys.db edited by hand or restored from two backups can still hold
- * two records with one hash; that must not keep the server from starting. The index then
- * falls back to a plain one and ApiKeyService refuses every key whose hash is not unique.
+ * two records with one hash; that must not keep the server from starting. The index is then a
+ * plain one, the records are named here, and ApiKeyService refuses every key whose hash is not unique.
  */
-async function hashIndex(keys: NedbFile<KeyRecord>, log: Logger): Promise<void> {
-  try {
-    await keys.ensureIndex({ fieldName: 'hash', unique: true });
-  } catch {
-    await keys.removeIndex('hash').catch(() => undefined);
-    await keys.ensureIndex({ fieldName: 'hash' });
-    const records = await keys.find({});
-    const byHash = new Map<string, string[]>();
-    for (const r of records) byHash.set(r.hash, [...(byHash.get(r.hash) ?? []), r._id]);
-    const shared = [...byHash.values()].filter((ids) => ids.length > 1);
-    log.warn(`keys.db holds ${shared.length} key hash(es) shared by several records (${shared.map((ids) => ids.join(' = ')).join('; ')}); those keys are refused until the duplicates are removed`);
-  }
+async function reportSharedHashes(keys: NedbFile<KeyRecord>, log: Logger): Promise<void> {
+  const records = await keys.find({});
+  const byHash = new Map<string, string[]>();
+  for (const r of records) byHash.set(r.hash, [...(byHash.get(r.hash) ?? []), r._id]);
+  const shared = [...byHash.values()].filter((ids) => ids.length > 1);
+  log.warn(`keys.db holds ${shared.length} key hash(es) shared by several records (${shared.map((ids) => ids.join(' = ')).join('; ')}); those keys are refused until the duplicates are removed`);
 }
