@@ -38,6 +38,16 @@ describe('migrate and import', () => {
     expect((await runCli(['migrate', '--database', 'mysql://nope'])).stderr).toMatch(/postgres:\/\//);
   });
 
+  it('says plainly that the database cannot be reached, without its password', async () => {
+    const dataDir = await tempDir('sa-node-');
+    dirs.push(dataDir);
+    const refused = await runCli(['serve', '--port', '0', '--data', dataDir, '--database', 'postgres://who:secret-word@127.0.0.1:1/screens']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error: could not open the PostgreSQL store at 127\.0\.0\.1:1\/screens: .*ECONNREFUSED/m);
+    expect(refused.stderr).not.toContain('secret-word');
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('copies accounts, keys, jobs, usage, settings and the admin token; the key, the job and its image keep working', async () => {
     const old = await startTestServer();
     dirs.push(old.dataDir);

@@ -13,6 +13,21 @@ import { PgSharedValues } from './pg-shared-values.js';
 import { PgStatsStore } from './pg-stats-store.js';
 import { PgUsageStore } from './pg-usage-store.js';
 
+/** The PostgreSQL store could not be opened at start (unreachable, refused, or its schema could not be brought up to date). */
+export class StoreOpenError extends Error {
+  override readonly name = 'StoreOpenError';
+}
+
+/** The database's address for a message: host, port and name, never the user or the password. */
+function where(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return 'the given URL';
+  }
+}
+
 /**
  * Opens every store in the PostgreSQL database at `url` (`postgres://user:password@host:port/db`),
  * shared by every node of a cluster. The schema is brought up to date first; nodes starting
@@ -25,7 +40,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     await migrate(pool, log);
   } catch (err) {
     await pool.end();
-    throw err;
+    throw new StoreOpenError(`could not open the PostgreSQL store at ${where(url)}: ${(err as Error).message}`, { cause: err });
   }
   let closing: Promise<void> | undefined;
   return {
