@@ -68,12 +68,11 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        await services.stop();
+        // What the next start takes up again: jobs left waiting, and captures cut off at the end.
+        const requeued = await services.stop();
         server.closeAllConnections();
         await stopped;
         fs.rmSync(path.join(config.dataDir, 'server.json'), { force: true });
-        // What the next start takes up again: jobs left waiting, and captures cut off at the end.
-        const requeued = await services.stores.jobs.count({ status: ['pending', 'processing'] }).catch(() => undefined);
         services.log.info({ component: 'server', requeued }, `stopped cleanly; ${requeued ?? 'an unknown number of'} jobs re-queued`);
       })();
       return closing;

@@ -91,8 +91,11 @@ export interface Services {
   /** True between start() and stop(). */
   isStarted(): boolean;
   start(): Promise<void>;
-  /** Graceful: stop taking jobs, let running ones finish (or re-queue them), flush the stores. */
-  stop(graceMs?: number): Promise<void>;
+  /**
+   * Graceful: stop taking jobs, let running ones finish (or re-queue them), flush the stores.
+   * Resolves to the jobs left waiting for the next start (in a cluster: for any node), when the store could tell.
+   */
+  stop(graceMs?: number): Promise<number | undefined>;
 }
 
 /** The composition root shared by the headless server and the desktop app. */
@@ -243,9 +246,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         await webhooks.stop();
         await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));
         await stores.compact().catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
+        const waiting = await stores.jobs.count({ status: ['pending', 'processing'] }).catch(() => undefined);
         // The stores and the egress proxy.
         for (const cleanup of cleanups) await cleanup().catch((err: unknown) => log.error({ err }, 'closing failed'));
         lock.release();
+        return waiting;
       },
     };
   } catch (err) {

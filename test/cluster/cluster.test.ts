@@ -203,4 +203,11 @@ describe('a cluster of three nodes on one PostgreSQL', () => {
     expect((await admin(first, 'PUT', '/settings', { retention_days: 11 })).status).toBe(200);
     await expect.poll(async () => (await admin(second, 'GET', '/settings')).body.retention_days, { timeout: 10_000 }).toBe(11);
   });
+
+  it('stops a node gracefully, saying how many jobs wait in the shared store', async () => {
+    const second = nodes[1];
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(second.stderr()).toMatch(/stopped cleanly; \d+ jobs re-queued/);
+  });
 });
