@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 
 import type { Logger } from '../logger.js';
 import { DiskFullError, isDiskFull } from './disk-full.js';
+import type { IndexDefinition } from './history-prefilter.js';
 import type { NedbFile } from './nedb-stores.js';
 
 type Doc = Record<string, unknown>;
@@ -12,8 +13,9 @@ interface NedbDatastore {
   persistence: {
     persistNewStateAsync(docs: Doc[]): Promise<void>;
     persistCachedDatabaseAsync(): Promise<void>;
-    treatRawStreamAsync(stream: NodeJS.ReadableStream): Promise<{ data: Doc[] }>;
+    treatRawStreamAsync(stream: NodeJS.ReadableStream): Promise<{ data: Doc[]; indexes: Record<string, IndexDefinition> }>;
   };
+  indexes: Record<string, unknown>;
   _resetIndexes(docs?: Doc[]): void;
 }
 
@@ -23,6 +25,13 @@ export interface DatafileGuardOptions {
   endsMidLine: boolean;
   /** Whether the file may be rewritten (compacted); false leaves damaged lines in place for a later start to copy. */
   rewrite: boolean;
+  /**
+   * The file's documents and index definitions, read already (history-prefilter): the load takes
+   * them instead of reading and parsing the file a second time.
+   */
+  parsed?: { docs: Doc[]; indexes: Record<string, IndexDefinition> };
+  /** The file holds one line per document and nothing to fold: the load does not write it again. */
+  compact?: boolean;
   log: Logger;
 }
 
@@ -43,6 +52,7 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
   const { persistence } = db;
   const append = persistence.persistNewStateAsync.bind(persistence);
   const compact = persistence.persistCachedDatabaseAsync.bind(persistence);
+  const readFile = persistence.treatRawStreamAsync.bind(persistence);
   let endsMidLine = options.endsMidLine;
   let loading = true;
 
@@ -54,7 +64,7 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
       log.warn({ err }, `could not cut a failed write off ${filename}`);
     }
     try {
-      const { data } = await persistence.treatRawStreamAsync(createReadStream(filename, { encoding: 'utf8' }));
+      const { data } = await readFile(createReadStream(filename, { encoding: 'utf8' }));
       db._resetIndexes(data);
     } catch (err) {
       log.warn({ err }, `could not reload ${filename} after a failed write`);
@@ -78,8 +88,18 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
     }
   };
 
+  const { parsed } = options;
+  if (parsed) {
+    // NeDB's load opens the file and hands the stream over to be read; what it holds is known already.
+    persistence.treatRawStreamAsync = async (stream) => {
+      persistence.treatRawStreamAsync = readFile;
+      (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+      return { data: parsed.docs, indexes: parsed.indexes };
+    };
+  }
+
   persistence.persistCachedDatabaseAsync = async () => {
-    if (!options.rewrite) return;
+    if (!options.rewrite || (loading && options.compact)) return;
     try {
       await compact();
       endsMidLine = false;
@@ -99,4 +119,9 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
   } finally {
     loading = false;
   }
+}
+
+/** The fields a datastore keeps an index on (besides `_id`), as loaded from its file or ensured since. */
+export function indexedFields(store: NedbFile<{ _id: string }>): string[] {
+  return Object.keys((store as unknown as NedbDatastore).indexes).filter((field) => field !== '_id');
 }

@@ -11,7 +11,7 @@ import type { DeliveryDoc } from '../webhooks/delivery-store.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
 import { FileStore } from './file-store.js';
-import { dropJobsBefore } from './history-prefilter.js';
+import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbJobStore } from './nedb-job-store.js';
@@ -46,13 +46,16 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const settingsFile = await openFile(dataDir, 'settings', log);
   const settings = new NedbSettingsStore(settingsFile as NedbFile<SettingsDoc>);
   const cutoff = options.historyCutoff ? await options.historyCutoff(settings) : null;
+  let preparedJobs: PreparedJobs | undefined;
   if (cutoff !== null) {
-    const { withFiles } = await dropJobsBefore(path.join(dataDir, 'jobs.db'), cutoff, log);
+    preparedJobs = await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
     const files = new FileStore(dataDir);
-    for (const { jobId, image } of withFiles) await files.remove(image ?? undefined, jobId);
+    for (const { jobId, image } of preparedJobs.withFiles) await files.remove(image ?? undefined, jobId);
   }
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
-  const [accounts, keys, jobs, usage, stats, webhooks] = await Promise.all(NAMES.map((name) => openFile(dataDir, name, log)));
+  const [accounts, keys, jobs, usage, stats, webhooks] = await Promise.all(
+    NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
+  );
   const stores = {
     accounts: await NedbAccountStore.open(accounts as NedbFile<AccountRecord>, log),
     keys: await NedbKeyStore.open(keys as NedbFile<KeyRecord>, log),
@@ -83,9 +86,11 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-async function openFile(dataDir: string, name: string, log: Logger): Promise<NedbFile<{ _id: string }>> {
+/** Opens one datafile; `prepared`: what the history prefilter read of it already, when it was jobs.db. */
+async function openFile(dataDir: string, name: string, log: Logger, prepared?: PreparedJobs): Promise<NedbFile<{ _id: string }>> {
   const filename = path.join(dataDir, `${name}.db`);
-  const { corrupt, endsMidLine } = await inspectDatafile(filename);
+  // A file the prefilter parsed whole has no unreadable lines and ends with its last line's newline.
+  const { corrupt, endsMidLine } = prepared?.parsed ? { corrupt: 0, endsMidLine: false } : await inspectDatafile(filename);
   let rewrite = true;
   if (corrupt > 0) {
     const copy = `${filename}.corrupt-${Date.now()}`;
@@ -108,7 +113,7 @@ async function openFile(dataDir: string, name: string, log: Logger): Promise<Ned
     modes: { fileMode: PRIVATE_FILE_MODE, dirMode: PRIVATE_DIR_MODE },
   };
   const store = Datastore.create(options);
-  await loadGuarded(store, { filename, endsMidLine, rewrite, log });
+  await loadGuarded(store, { filename, endsMidLine, rewrite, parsed: prepared?.parsed, compact: prepared?.parsed && prepared.compact, log });
   return store;
 }
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { FileStore } from '../../server/store/file-store.js';
+import { prepareJobsFile } from '../../server/store/history-prefilter.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import type { SettingsStore, Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -86,5 +87,79 @@ describe('opening jobs.db with a history period', () => {
     const fromSettings = async (settings: SettingsStore) => NOW - (await settings.load())!.history_days! * DAY;
     expect(await ids(await openNedbStores(dir, silentLogger, { historyCutoff: fromSettings }))).toEqual(['a']);
     expect(await ids(await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(30) }))).toEqual([]);
+  });
+
+  it('judges a line by its top-level fields alone, whatever nested objects, escapes or key order say', async () => {
+    const dir = await tempDir('sa-prefilter-');
+    dirs.push(dir);
+    const old = NOW - 200 * DAY;
+    const recent = NOW - 5 * DAY;
+    // What each line should come to, judged as JSON.parse reads it.
+    const lines: Array<[string, Record<string, unknown>]> = [
+      ['plain', { status: 'completed', created_at: old, expired: true }],
+      ['nested-recent', { options: { status: 'completed', created_at: old, list: [{ expired: true }] }, status: 'completed', created_at: recent }],
+      ['nested-old', { status: 'failed', options: { created_at: recent, status: 'pending', s: '{"_id":"x"' }, created_at: old, expired: true }],
+      ['nested-after', { status: 'completed', created_at: recent, options: { created_at: old, list: [{ status: 'failed' }] } }],
+      ['pending-nested-ended', { status: 'pending', created_at: old, list: [{ status: 'completed' }, 'x'] }],
+      ['quoted', { url: 'https://x/"created_at":1,"status":"pending"}', status: 'completed', created_at: old, expired: true }],
+      ['esc"aped', { status: 'completed', created_at: old, expired: true }],
+      ['key-first', { created_at: old, expired: true, status: 'completed' }],
+      ['pending-old', { status: 'pending', created_at: old }],
+      ['no-time', { status: 'completed', created_at: null }],
+      ['time-as-text', { status: 'completed', created_at: String(old) }],
+      ['fraction', { status: 'completed', created_at: old + 0.5, expired: true }],
+      ['with-files', { status: 'completed', created_at: old, expired: false, image_file: 'withfileswithfileswith.png' }],
+      ['twice-keyed', { status: 'completed', created_at: old, expired: true }],
+      ['unicode-é', { status: 'completed', created_at: old, expired: true, page_title: 'Ünïcödé \u2028 «»' }],
+    ];
+    const text = lines.map(([id, fields]) => JSON.stringify({ _id: id, ...fields })).join('\n').replace('"_id":"twice-keyed","status":"completed"', '"_id":"twice-keyed","status":"completed","status":"pending"');
+    await fs.writeFile(path.join(dir, 'jobs.db'), `${text}\n`);
+    const expected = text
+      .split('\n')
+      .map((line) => JSON.parse(line) as { _id: string; status: string; created_at: unknown })
+      .filter((doc) => !(typeof doc.created_at === 'number' && doc.created_at < NOW - 90 * DAY && ['completed', 'failed'].includes(doc.status)))
+      .map((doc) => doc._id)
+      .sort();
+    expect(expected).toEqual(['nested-after', 'nested-recent', 'no-time', 'pending-nested-ended', 'pending-old', 'time-as-text', 'twice-keyed']);
+
+    const prepared = await prepareJobsFile(path.join(dir, 'jobs.db'), NOW - 90 * DAY, silentLogger);
+    expect(prepared.parsed!.docs.map((d) => d._id).sort()).toEqual(expected);
+    expect(prepared.dropped).toBe(lines.length - expected.length);
+    expect(prepared.withFiles).toEqual([{ jobId: 'with-files', image: 'withfileswithfileswith.png' }]);
+    const kept = (await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).split('\n').filter(Boolean);
+    expect(kept.map((line) => (JSON.parse(line) as { _id: string })._id).sort()).toEqual(expected);
+    // The lines kept are the old file's bytes.
+    for (const line of kept) expect(text.split('\n')).toContain(line);
+  });
+
+  it('hands the loader the last line of each job, folds the file to those lines, and leaves a file with nothing to fold untouched', async () => {
+    const dir = await tempDir('sa-prefilter-');
+    dirs.push(dir);
+    const first = await openNedbStores(dir, silentLogger);
+    await first.jobs.insert([job({ _id: 'a', status: 'pending', created_at: NOW - DAY, url: 'one' })]);
+    await first.jobs.update('a', { status: 'completed', page_title: 'done' });
+    await first.jobs.insert([job({ _id: 'b', status: 'pending', created_at: NOW - DAY })]);
+    await first.jobs.remove(['b']);
+    // A date as NeDB writes one, read back as a Date.
+    await fs.appendFile(path.join(dir, 'jobs.db'), `${JSON.stringify({ _id: 'c', status: 'failed', created_at: NOW, at: { $$date: NOW } })}\n`);
+
+    const stores = await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
+    expect(await stores.jobs.get('a')).toMatchObject({ status: 'completed', page_title: 'done', url: 'one' });
+    expect(await stores.jobs.get('b')).toBeNull();
+    expect(((await stores.jobs.get('c')) as unknown as { at: unknown }).at).toEqual(new Date(NOW));
+    const lines = (await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).split('\n').filter(Boolean);
+    const docs = lines.map((line) => JSON.parse(line) as { _id?: string; $$indexCreated?: { fieldName: string } });
+    expect(docs.filter((d) => d._id).map((d) => d._id).sort()).toEqual(['a', 'c']);
+    // Each index once.
+    const fields = docs.flatMap((d) => (d.$$indexCreated ? [d.$$indexCreated.fieldName] : []));
+    expect(new Set(fields).size).toBe(fields.length);
+    expect(fields).toContain('created_at');
+
+    // Opened again, the file is one line per document and index already: it is neither replaced nor rewritten.
+    const before = await fs.stat(path.join(dir, 'jobs.db'));
+    const again = await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
+    expect(await ids(again)).toEqual(['a', 'c']);
+    const after = await fs.stat(path.join(dir, 'jobs.db'));
+    expect([after.ino, after.mtimeMs, after.size]).toEqual([before.ino, before.mtimeMs, before.size]);
   });
 });
