@@ -1,16 +1,20 @@
 import type { JobRecord, JobStatus } from '../jobs/job-record.js';
 import { KeyedTurns } from '../keyed-turns.js';
+import { indexedFields } from './datafile-guard.js';
 import type { NedbFile } from './nedb-stores.js';
 import type { JobChange, JobListFilter, JobStore } from './stores.js';
 
 const HOUR = 3_600_000;
-/** How far back the job list looks at a time, widening until a page is full. */
-const LIST_WINDOWS = [HOUR, 24 * HOUR, 7 * 24 * HOUR, 30 * 24 * HOUR, Infinity];
+/** The job list reads back in time an hour, then spans twice as long as the last, up to this; then all that is left. */
+const LIST_LONGEST_SPAN = 2 ** 17 * HOUR;
+/**
+ * Indexes earlier versions kept, dropped from the file at open: no query reads them (the status
+ * index answers the queries that also name completed_at, and nothing asks by account alone but
+ * counts in tests), and one holding every job of an account under one key makes each change of
+ * that account's jobs cost a pass over all of them.
+ */
+const RETIRED_INDEXES = ['account_id', 'completed_at'];
 const UNFINISHED: readonly JobStatus[] = ['pending', 'processing'];
-const ENDED: readonly JobStatus[] = ['completed', 'failed'];
-
-/** Newest first: created_at, then id, both descending. */
-const newestFirst = (a: JobRecord, b: JobRecord) => b.created_at - a.created_at || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
 
 /** jobs.db: every job, held in memory by NeDB, with the indexes its reads need. */
 export class NedbJobStore implements JobStore {
@@ -20,12 +24,12 @@ export class NedbJobStore implements JobStore {
   private constructor(private readonly db: NedbFile<JobRecord>) {}
 
   static async open(db: NedbFile<JobRecord>): Promise<NedbJobStore> {
+    for (const field of indexedFields(db)) if (RETIRED_INDEXES.includes(field)) await db.removeIndex(field);
     await Promise.all([
-      db.ensureIndex({ fieldName: 'account_id' }),
+      // Unfinished jobs at start, and the ended ones the sweeps read.
       db.ensureIndex({ fieldName: 'status' }),
-      // The job list (newest first, in time windows) reads ranges of this.
+      // The job list (newest first, in spans of time) reads ranges of this.
       db.ensureIndex({ fieldName: 'created_at' }),
-      db.ensureIndex({ fieldName: 'completed_at', sparse: true }),
       // GET /v1/files/<name> looks the job up by its image file on every request, unauthenticated.
       db.ensureIndex({ fieldName: 'image_file', sparse: true }),
       // Result-cache lookups (cache_ttl), on jobs whose request asked for one.
@@ -77,9 +81,10 @@ export class NedbJobStore implements JobStore {
   }
 
   /**
-   * Read in widening windows of creation time (the last hour, day, week, month, then all),
-   * each a range of the created_at index, so a page of the newest jobs costs what the last
-   * hours hold rather than a sort of the whole history.
+   * Read back in time in spans of creation time (the last hour, the hour before, the two hours
+   * before those, and so on, each twice as long), each a range of the created_at index sorted and
+   * cut to what the page still needs, until the page is full: a page costs about what the newest
+   * jobs that fill it are, however long the history behind them.
    */
   async list(filter: JobListFilter): Promise<JobRecord[]> {
     const { before } = filter;
@@ -87,18 +92,23 @@ export class NedbJobStore implements JobStore {
       (!filter.status || job.status === filter.status) &&
       (!filter.account_id || job.account_id === filter.account_id) &&
       (!before || job.created_at < before.created_at || (job.created_at === before.created_at && job._id < before.id));
-    const upper = before ? before.created_at : Infinity;
-    // The windows only make the read cheap; the last one takes everything left, so any anchor gives the same page.
+    // The spans only make the read cheap; the last one takes everything left, so any anchor gives the same page.
     const end = before ? before.created_at : Date.now();
-    for (const span of LIST_WINDOWS) {
-      const range: Record<string, number> = {};
-      if (Number.isFinite(span)) range.$gte = end - span;
-      if (Number.isFinite(upper)) range.$lte = upper;
-      const found = (await this.db.find(Object.keys(range).length ? { created_at: range } : {})).filter(wanted);
-      if (found.length < filter.limit && Number.isFinite(span)) continue;
-      return found.sort(newestFirst).slice(0, filter.limit);
+    const page: JobRecord[] = [];
+    // The first span reaches up to the cursor's own time (ties go by id), or with none, to jobs ahead of the clock.
+    let upper: Record<string, number> = before ? { $lte: before.created_at } : {};
+    const where = function (this: JobRecord) {
+      return wanted(this);
+    };
+    for (let span = HOUR; page.length < filter.limit; span *= 2) {
+      const lower = span > LIST_LONGEST_SPAN ? undefined : end - span;
+      const range = lower === undefined ? upper : { ...upper, $gte: lower };
+      const query = Object.keys(range).length ? { created_at: range, $where: where } : { $where: where };
+      page.push(...(await this.db.find(query).sort({ created_at: -1, _id: -1 }).limit(filter.limit - page.length)));
+      if (lower === undefined) break;
+      upper = { $lt: lower };
     }
-    return [];
+    return page;
   }
 
   unfinished(): Promise<JobRecord[]> {
@@ -112,17 +122,19 @@ export class NedbJobStore implements JobStore {
     });
   }
 
+  // "Not unfinished" rather than "$in ended": NeDB reads an $in of an indexed field as the union
+  // of its keys, every ended job, where the created_at range names the few before the cutoff.
   endedBefore(cutoff: number, limit: number): Promise<JobRecord[]> {
-    return this.db.find({ created_at: { $lt: cutoff }, status: { $in: ENDED } }).limit(limit);
+    return this.db.find({ created_at: { $lt: cutoff }, status: { $nin: UNFINISHED } }).limit(limit);
   }
 
   /** Jobs that ended since `since` (the hourly figures of a data directory from before they were kept). */
   endedSince(since: number): Promise<JobRecord[]> {
-    return this.db.find({ completed_at: { $gte: since }, status: { $in: ENDED } });
+    return this.db.find({ completed_at: { $gte: since }, status: { $nin: UNFINISHED } });
   }
 
   toExpire(cutoff: number): Promise<JobRecord[]> {
-    return this.db.find({ expired: false, status: { $in: ENDED }, completed_at: { $lt: cutoff } });
+    return this.db.find({ expired: false, status: { $nin: UNFINISHED }, completed_at: { $lt: cutoff } });
   }
 
   remove(ids: readonly string[]): Promise<number> {

@@ -150,10 +150,11 @@ describe('opening jobs.db with a history period', () => {
     const lines = (await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).split('\n').filter(Boolean);
     const docs = lines.map((line) => JSON.parse(line) as { _id?: string; $$indexCreated?: { fieldName: string } });
     expect(docs.filter((d) => d._id).map((d) => d._id).sort()).toEqual(['a', 'c']);
-    // Each index once.
+    // Each index once; the ones the job store no longer keeps are gone.
     const fields = docs.flatMap((d) => (d.$$indexCreated ? [d.$$indexCreated.fieldName] : []));
     expect(new Set(fields).size).toBe(fields.length);
     expect(fields).toContain('created_at');
+    expect(fields).not.toContain('account_id');
 
     // Opened again, the file is one line per document and index already: it is neither replaced nor rewritten.
     const before = await fs.stat(path.join(dir, 'jobs.db'));
@@ -161,5 +162,17 @@ describe('opening jobs.db with a history period', () => {
     expect(await ids(again)).toEqual(['a', 'c']);
     const after = await fs.stat(path.join(dir, 'jobs.db'));
     expect([after.ino, after.mtimeMs, after.size]).toEqual([before.ino, before.mtimeMs, before.size]);
+  });
+
+  it('removes the indexes earlier versions kept from a file that defines them', async () => {
+    const dir = await tempDir('sa-prefilter-');
+    dirs.push(dir);
+    const definition = (fieldName: string) => JSON.stringify({ $$indexCreated: { fieldName, unique: false, sparse: false } });
+    await fs.writeFile(path.join(dir, 'jobs.db'), [definition('account_id'), definition('completed_at'), JSON.stringify({ _id: 'a', account_id: 'x', status: 'completed', created_at: NOW })].join('\n') + '\n');
+    const stores = await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
+    expect(await stores.jobs.count({ account_id: 'x' })).toBe(1);
+    await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
+    const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
+    expect(text).not.toMatch(/account_id","unique|completed_at","unique|indexRemoved/);
   });
 });
