@@ -10,6 +10,7 @@ import { prepareJobsFile } from '../../server/store/history-prefilter.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import type { SettingsStore, Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { mountTmpfs } from '../helpers/tmpfs.js';
 
 // jobs.db past the history period, on real NeDB files: what a start leaves out of the file
 // before loading it, judged by each job's last line.
@@ -175,4 +176,35 @@ describe('opening jobs.db with a history period', () => {
     const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
     expect(text).not.toMatch(/account_id","unique|completed_at","unique|indexRemoved/);
   });
+
+  it('on a full disk leaves the file as it was and loads all of it, old jobs and their files included', async (ctx) => {
+    const disk = await mountTmpfs('1m', 'sa-prefilter-');
+    if (typeof disk === 'string') ctx.skip();
+    try {
+      const dir = path.join(disk.dir, 'data');
+      await fs.mkdir(dir);
+      // Old jobs first, so the new file is begun at once; then enough kept ones to need more room than is left.
+      const lines = [
+        ...Array.from({ length: 50 }, (_, i) => ({ _id: `old${i}`, status: 'completed', created_at: NOW - 200 * DAY, expired: i > 0, image_file: `old${i}.png` })),
+        ...Array.from({ length: 400 }, (_, i) => ({ _id: `new${i}`, status: 'completed', created_at: NOW - DAY, url: 'x'.repeat(1000) })),
+      ];
+      await fs.writeFile(path.join(dir, 'jobs.db'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await fs.mkdir(path.join(dir, 'files'));
+      await fs.writeFile(path.join(dir, 'files', 'old0.png'), 'png');
+      const before = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
+      await disk.fill();
+
+      const logs: string[] = [];
+      const stores = await openNedbStores(dir, lineLogger((line) => logs.push(line)), { historyCutoff: cutoffAt(90) });
+      expect(await stores.jobs.count()).toBe(450);
+      expect(logs.some((l) => /the disk is full; the job\(s\) past the history period stay/.test(l))).toBe(true);
+      // As it was, but for the index definitions the store appends where the last page has room.
+      expect((await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).startsWith(before)).toBe(true);
+      expect((await fs.readdir(dir)).filter((f) => f.includes('~'))).toEqual([]);
+      await fs.access(path.join(dir, 'files', 'old0.png'));
+    } finally {
+      await disk.unmount();
+    }
+  });
 });
+
