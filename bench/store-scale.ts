@@ -3,7 +3,10 @@
 // Measures start-up (spawn to listening), the server's RSS once settled, and the latency of a
 // status read, the usage, an image, the admin job list and the admin status; prints a table,
 // each figure's ratio largest/smallest N, and the largest N once more without a history period
-// (history_days 3650, as before there was one) to show what the period saves.
+// (history_days 3650, as before there was one) to show what the period saves. The data directory
+// holds what a year of running leaves: jobs.db, the usage per day and the last week's hourly ends
+// (stats.db; `--without-stats` leaves it out, as in a data directory from before it was kept,
+// whose first start counts the last two days from the jobs).
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -24,6 +27,7 @@ const { values: flags } = parseArgs({
     sizes: { type: 'string', default: '10000,100000,400000' },
     samples: { type: 'string', default: '40' },
     chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH },
+    'without-stats': { type: 'boolean', default: false },
   },
 });
 const sizes = flags.sizes!.split(',').map(Number);
@@ -53,9 +57,11 @@ async function serve(dataDir: string, env: Record<string, string> = {}): Promise
   };
 }
 
-async function rssMb(pid: number): Promise<number> {
+/** The process's resident memory now (VmRSS) and at its highest so far (VmHWM), in MiB. */
+async function memoryMb(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
 /** The admin token's and the key's files, made once by a real start: every size starts from copies. */
@@ -77,13 +83,14 @@ async function seed(): Promise<{ dir: string; accountId: string; key: string }> 
   return { dir, accountId: account.id, key: key.key };
 }
 
-/** `n` completed jobs of one account spread evenly over the last 365 days, newest last, with their usage per day. */
+/** `n` completed jobs of one account spread evenly over the last 365 days, newest last, with their usage per day and the last week's hourly ends. */
 async function writeYear(dir: string, accountId: string, n: number): Promise<{ recentJob: string; recentImage: string }> {
   const now = Date.now();
   const files = path.join(dir, 'files');
   await fs.mkdir(files, { recursive: true });
   const jobs = await fs.open(path.join(dir, 'jobs.db'), 'w', 0o600);
   const perDay = new Map<string, number>();
+  const perHour = new Map<number, number>();
   let chunk = '';
   let recentJob = '';
   let recentImage = '';
@@ -136,11 +143,17 @@ async function writeYear(dir: string, accountId: string, n: number): Promise<{ r
     }
     const day = new Date(created).toISOString().slice(0, 10);
     perDay.set(day, (perDay.get(day) ?? 0) + 1);
+    const hour = Math.floor(record.completed_at / 3_600_000) * 3_600_000;
+    if (hour >= now - 7 * DAY) perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
   }
   await jobs.write(chunk);
   await jobs.close();
   const usage = [...perDay].map(([day, count]) => JSON.stringify({ _id: crypto.randomBytes(8).toString('hex'), account_id: accountId, day, month: day.slice(0, 7), count }));
   await fs.writeFile(path.join(dir, 'usage.db'), `${usage.join('\n')}\n`, { mode: 0o600 });
+  if (!flags['without-stats']) {
+    const hours = [...perHour].map(([hour, completed]) => JSON.stringify({ _id: `h${hour}`, hour, completed }));
+    await fs.writeFile(path.join(dir, 'stats.db'), `${hours.join('\n')}\n`, { mode: 0o600 });
+  }
   return { recentJob, recentImage };
 }
 
@@ -164,6 +177,7 @@ interface Row {
   dbMb: number;
   startS: number;
   rssMb: number;
+  peakMb: number;
   status: number;
   usage: number;
   file: number;
@@ -191,14 +205,17 @@ async function measure(base: { dir: string; accountId: string; key: string }, n:
         jobs: n,
         dbMb,
         startS: running.startMs / 1000,
-        rssMb: await rssMb(running.pid),
+        rssMb: (await memoryMb(running.pid)).rss,
+        peakMb: 0,
         status: await p50(`${running.url}/v1/screenshot/${recentJob}`, v1),
         usage: await p50(`${running.url}/v1/usage`, v1),
         file: await p50(`${running.url}/v1/files/${recentImage}`, {}),
         adminJobs: await p50(`${running.url}/admin/api/jobs?limit=50`, admin),
         adminStatus: await p50(`${running.url}/admin/api/status`, admin),
       };
-      row.rssMb = Math.max(row.rssMb, await rssMb(running.pid));
+      const after = await memoryMb(running.pid);
+      row.rssMb = Math.max(row.rssMb, after.rss);
+      row.peakMb = after.peak;
       return row;
     } finally {
       await running.stop();
@@ -210,7 +227,10 @@ async function measure(base: { dir: string; accountId: string; key: string }, n:
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
+const load = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
+
 async function main(): Promise<void> {
+  const loadBefore = load();
   const base = await seed();
   const rows: Row[] = [];
   try {
@@ -223,11 +243,12 @@ async function main(): Promise<void> {
     await fs.rm(base.dir, { recursive: true, force: true });
   }
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-  console.log('| jobs stored | | jobs.db | start-up | server RSS | status read p50 | usage p50 | image p50 | admin job list p50 | admin status p50 |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${load()} after${flags['without-stats'] ? '; without stats.db' : ''}`);
+  console.log('| jobs stored | | jobs.db | start-up | server RSS | peak RSS | status read p50 | usage p50 | image p50 | admin job list p50 | admin status p50 |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(
-      `| ${r.jobs.toLocaleString('en')} | ${r.label} | ${fmt(r.dbMb, 0)} MB | ${fmt(r.startS)} s | ${fmt(r.rssMb, 0)} MB | ${fmt(r.status)} ms | ${fmt(r.usage)} ms | ${fmt(r.file)} ms | ${fmt(r.adminJobs)} ms | ${fmt(r.adminStatus)} ms |`,
+      `| ${r.jobs.toLocaleString('en')} | ${r.label} | ${fmt(r.dbMb, 0)} MB | ${fmt(r.startS)} s | ${fmt(r.rssMb, 0)} MB | ${fmt(r.peakMb, 0)} MB | ${fmt(r.status)} ms | ${fmt(r.usage)} ms | ${fmt(r.file)} ms | ${fmt(r.adminJobs)} ms | ${fmt(r.adminStatus)} ms |`,
     );
   }
   const small = rows[0];
