@@ -15,12 +15,17 @@ export class NedbStatsStore implements StatsStore {
     await this.db.update({ _id: `h${hour}` }, { $inc: { [status]: 1 }, $set: { hour } }, { upsert: true });
   }
 
-  /** Counts the ends of jobs stored before the hours were kept. */
+  /** Counts the ends of jobs stored before the hours were kept: one write an hour, not one a job. */
   async countFrom(jobs: readonly JobRecord[]): Promise<void> {
+    const hours = new Map<number, { completed: number; failed: number }>();
     for (const job of jobs) {
       if (job.completed_at === null || (job.status !== 'completed' && job.status !== 'failed')) continue;
-      await this.countEnd(Math.floor(job.completed_at / HOUR) * HOUR, job.status);
+      const hour = Math.floor(job.completed_at / HOUR) * HOUR;
+      const counts = hours.get(hour) ?? { completed: 0, failed: 0 };
+      counts[job.status]++;
+      hours.set(hour, counts);
     }
+    for (const [hour, counts] of hours) await this.db.update({ _id: `h${hour}` }, { $inc: counts, $set: { hour } }, { upsert: true });
   }
 
   async hoursSince(fromHour: number): Promise<HourlyEnds[]> {

@@ -16,7 +16,6 @@ afterEach(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
-/** The fields NeDB keeps an index on (the datastore's own bookkeeping). */
 /** The fields jobs.db's index definitions name (NeDB writes each definition into the file). */
 const indexedFields = async (file: string) =>
   (await fs.readFile(file, 'utf8'))
@@ -32,6 +31,30 @@ describe('the datastores', () => {
     await openNedbStores(dir, silentLogger);
     expect(await indexedFields(path.join(dir, 'jobs.db'))).toContain('image_file');
     expect(await indexedFields(path.join(dir, 'jobs.db'))).not.toContain('image_token');
+  });
+
+  it('count the hourly ends of a data directory from before stats.db once, from its jobs of the last two days', async () => {
+    dir = await tempDir();
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const ended = (id: string, status: string, completedAt: number) =>
+      JSON.stringify({ _id: id, status, created_at: completedAt - 1000, completed_at: completedAt, expired: false, image_file: null });
+    const lines = [
+      ended('a', 'completed', hour + 10),
+      ended('b', 'completed', hour + 20),
+      ended('c', 'failed', hour + 30),
+      ended('d', 'completed', hour - 3_600_000 + 5),
+      ended('old', 'completed', hour - 5 * 86_400_000),
+      JSON.stringify({ _id: 'w', status: 'pending', created_at: hour, completed_at: null }),
+    ];
+    await fs.writeFile(path.join(dir, 'jobs.db'), lines.join('\n') + '\n');
+    const first = await openNedbStores(dir, silentLogger);
+    expect(await first.stats.hoursSince(hour - 86_400_000)).toEqual([
+      { hour: hour - 3_600_000, completed: 1, failed: 0 },
+      { hour, completed: 2, failed: 1 },
+    ]);
+    // Counted once: stats.db is there now.
+    const again = await openNedbStores(dir, silentLogger);
+    expect(await again.stats.hoursSince(hour - 86_400_000)).toEqual(await first.stats.hoursSince(hour - 86_400_000));
   });
 
   it('open a keys.db holding two records with one hash, report it, and refuse both keys', async () => {
