@@ -1,5 +1,6 @@
 import pg from 'pg';
 
+import { ApiError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 
 /** How a node talks to PostgreSQL. */
@@ -37,7 +38,59 @@ export function createPool(url: string, log: Logger, options: PgPoolOptions = {}
   // An idle connection the server ends (a restart, a failover) is reported here; without a
   // listener the error would end the process. The pool opens a new one on the next query.
   pool.on('error', (err) => log.warn({ err }, `PostgreSQL connection lost: ${err.message}`));
-  return pool;
+  return guarded(pool);
+}
+
+/**
+ * The database did not answer: it is down, out of reach, shutting down or out of connections.
+ * A request meeting it gets a 503 it may retry, not a 500; a job's end is stored once it is back.
+ */
+export class StoreUnavailableError extends ApiError {
+  constructor(cause: unknown) {
+    super(503, 'The database did not answer; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
+    this.cause = cause;
+  }
+}
+
+/** SQLSTATEs of a server that answered "not now": connection exceptions (08), shutting down or starting (57P01-57P03), too many connections (53300). */
+const NOT_NOW = /^(08|57P0[123]|53300)/;
+
+/**
+ * What a failed query or connection means. The server's own refusals (pg.DatabaseError: a
+ * constraint, a statement time-out) stay as they are; "not now" answers, and failures with no
+ * answer from the server at all (a refused or broken connection, the pool's connect time-out),
+ * become StoreUnavailableError.
+ */
+export function unavailableOr(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError) return err;
+  if (err instanceof pg.DatabaseError) return NOT_NOW.test(err.code ?? '') ? new StoreUnavailableError(err) : err;
+  return new StoreUnavailableError(err);
+}
+
+/** Why the database failed, in words: the driver's own message where the failure was wrapped. */
+export function failureText(err: unknown): string {
+  const shown = err instanceof StoreUnavailableError && err.cause instanceof Error ? err.cause : err;
+  return shown instanceof Error ? shown.message : String(shown);
+}
+
+/** The pool with its query and connect mapping failures through unavailableOr; everything else as it is. */
+function guarded(pool: pg.Pool): pg.Pool {
+  return new Proxy(pool, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (prop !== 'query' && prop !== 'connect') return method.bind(target);
+      return (...args: unknown[]) => {
+        const result = method.apply(target, args);
+        return result instanceof Promise
+          ? result.catch((err: unknown) => {
+              throw unavailableOr(err);
+            })
+          : result;
+      };
+    },
+  });
 }
 
 /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
@@ -56,7 +109,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
       (rollbackErr: Error) => rollbackErr,
     );
     client.release(broken);
-    throw err;
+    // Only what came from PostgreSQL, or a failure that also broke the connection, says the database is unavailable; `work`'s own errors pass as they are.
+    throw broken || err instanceof pg.DatabaseError ? unavailableOr(err) : err;
   }
 }
 

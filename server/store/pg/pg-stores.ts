@@ -7,7 +7,7 @@ import { PgAccountStore } from './pg-account-store.js';
 import { PgDeliveryStore } from './pg-delivery-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
-import { createPool, type PgPoolOptions } from './pg-pool.js';
+import { createPool, failureText, type PgPoolOptions } from './pg-pool.js';
 import { PgSettingsStore } from './pg-settings-store.js';
 import { PgSharedValues } from './pg-shared-values.js';
 import { PgStatsStore } from './pg-stats-store.js';
@@ -40,7 +40,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     await migrate(pool, log);
   } catch (err) {
     await pool.end();
-    throw new StoreOpenError(`could not open the PostgreSQL store at ${where(url)}: ${(err as Error).message}`, { cause: err });
+    throw new StoreOpenError(`could not open the PostgreSQL store at ${where(url)}: ${failureText(err)}`, { cause: err });
   }
   let closing: Promise<void> | undefined;
   return {
@@ -71,7 +71,7 @@ async function reachable(pool: pg.Pool): Promise<string> {
   });
   const answer = pool.query('SELECT 1').then(
     () => 'ok',
-    (err: Error) => `unreachable: ${err.message}`,
+    (err: unknown) => `unreachable: ${failureText(err)}`,
   );
   try {
     return await Promise.race([answer, late]);
