@@ -1,5 +1,6 @@
 import { BrowserCrashedError, CaptureError, PageCrashedError } from '../capture/engine.js';
 import { EgressDeniedError, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
+import { StoreUnavailableError } from '../store/pg/pg-pool.js';
 
 /**
  * Failures a user's request can cause, whose messages say what happened in words safe to show:
@@ -26,6 +27,7 @@ export function describeFailure(err: unknown, signal: AbortSignal): JobFailure {
   // Both are retried once (JobRunner), so a job failing with one has crashed twice.
   if (err instanceof PageCrashedError) return shown(`The page crashed while capturing ${err.url} (tried twice)`);
   if (err instanceof BrowserCrashedError) return shown('The browser crashed while capturing the page (tried twice)');
+  if (err instanceof StoreUnavailableError) return { message: 'Could not store the screenshot: the database did not answer', internal: true };
   const code = (err as NodeJS.ErrnoException)?.code;
   if (code === 'ENOSPC') return { message: 'Could not store the screenshot: the disk is full', internal: true };
   if (code === 'EACCES' || code === 'EROFS' || code === 'EIO') {
