@@ -1,6 +1,6 @@
 import { BrowserCrashedError, CaptureError, PageCrashedError } from '../capture/engine.js';
 import { EgressDeniedError, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
-import { StoreUnavailableError } from '../store/pg/pg-pool.js';
+import { StoreUnavailableError } from '../store/stores.js';
 
 /**
  * Failures a user's request can cause, whose messages say what happened in words safe to show:

@@ -1,6 +1,7 @@
 import type { Settings } from '../api/schemas/admin.js';
 import type { AccountRecord } from '../auth/accounts.js';
 import type { KeyRecord } from '../auth/api-keys.js';
+import { ApiError } from '../errors.js';
 import type { JobRecord, JobStatus } from '../jobs/job-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
 
@@ -56,6 +57,18 @@ export interface JobStore {
   toExpire(cutoff: number): Promise<JobRecord[]>;
   /** Removes these jobs; returns how many were removed. */
   remove(ids: readonly string[]): Promise<number>;
+}
+
+/**
+ * The store did not answer: a database that is down, out of reach, shutting down or out of
+ * connections. A request meeting it gets a 503 it may retry, not a 500; a job's end is stored
+ * once it is back.
+ */
+export class StoreUnavailableError extends ApiError {
+  constructor(cause: unknown) {
+    super(503, 'The database did not answer; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
+    this.cause = cause;
+  }
 }
 
 export type NewAccount = Omit<AccountRecord, '_id'>;

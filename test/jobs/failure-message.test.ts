@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { describeFailure } from '../../server/jobs/failure-message.js';
-import { StoreUnavailableError } from '../../server/store/pg/pg-pool.js';
+import { StoreUnavailableError } from '../../server/store/stores.js';
 
 describe('describeFailure', () => {
   it("says a capture could not be stored because the database did not answer, without the driver's words", () => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 
-import { ApiError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { StoreUnavailableError } from '../stores.js';
 
 /** How a node talks to PostgreSQL. */
 export interface PgPoolOptions {
@@ -39,17 +39,6 @@ export function createPool(url: string, log: Logger, options: PgPoolOptions = {}
   // listener the error would end the process. The pool opens a new one on the next query.
   pool.on('error', (err) => log.warn({ err }, `PostgreSQL connection lost: ${err.message}`));
   return guarded(pool);
-}
-
-/**
- * The database did not answer: it is down, out of reach, shutting down or out of connections.
- * A request meeting it gets a 503 it may retry, not a 500; a job's end is stored once it is back.
- */
-export class StoreUnavailableError extends ApiError {
-  constructor(cause: unknown) {
-    super(503, 'The database did not answer; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
-    this.cause = cause;
-  }
 }
 
 /** SQLSTATEs of a server that answered "not now": connection exceptions (08), shutting down or starting (57P01-57P03), too many connections (53300). */
