@@ -18,7 +18,8 @@ export interface JobEndsDeps {
  * is announced (its webhook) only once it is stored.
  */
 export class JobEnds {
-  private readonly unsaved = new Map<string, JobChange>();
+  /** Ends waiting for the store, with the node whose lease they need (cluster mode). */
+  private readonly unsaved = new Map<string, { end: JobChange; holder?: string }>();
   private timer: NodeJS.Timeout | undefined;
   private saving: Promise<void> | undefined;
   private stopped = false;
@@ -35,7 +36,7 @@ export class JobEnds {
       return (await this.deps.store.update(jobId, end, holder)) ? 'stored' : 'lost';
     } catch (err) {
       this.deps.log.warn({ job_id: jobId, err }, `its end could not be stored; trying again every ${SAVE_RETRY_MS / 1000} s`);
-      this.unsaved.set(jobId, end);
+      this.unsaved.set(jobId, { end, holder });
       this.schedule();
       return 'deferred';
     }
@@ -48,7 +49,7 @@ export class JobEnds {
 
   /** The job as readers should see it: with its end, when that is not stored yet. */
   overlay(job: JobRecord | null): JobRecord | null {
-    const end = job && this.unsaved.get(job._id);
+    const end = job && this.unsaved.get(job._id)?.end;
     return end ? { ...job, ...end } : job;
   }
 
@@ -86,13 +87,16 @@ export class JobEnds {
   }
 
   private async write(): Promise<void> {
-    for (const [jobId, end] of this.unsaved) {
+    for (const [jobId, { end, holder }] of this.unsaved) {
+      let stored: boolean;
       try {
-        await this.deps.store.update(jobId, end);
+        stored = await this.deps.store.update(jobId, end, holder);
       } catch {
         return;
       }
       this.unsaved.delete(jobId);
+      // The lease ran out while the store was away: the job is another node's now, and so is its end.
+      if (!stored) continue;
       await this.announce(jobId).catch((err: unknown) => this.deps.log.error({ job_id: jobId, err }, 'announcing its end failed'));
     }
   }
