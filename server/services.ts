@@ -160,6 +160,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       schedule: deps.webhookSchedule,
       log,
       cluster: cluster && { node: cluster.node, pollMs: CLUSTER_POLL_MS },
+      onAttempt: (outcome) => metrics.webhookAttempt(outcome),
     });
     const announceEnd = countEnd(metrics, notifyJobEnded(webhooks, log));
     const ends = new JobEnds({

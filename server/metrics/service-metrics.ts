@@ -18,6 +18,10 @@ export interface MetricsSources {
   webhookDeliveries(): Promise<Record<DeliveryStatus, number>>;
 }
 
+const WEBHOOK_OUTCOMES = ['delivered', 'retrying', 'failed'] as const;
+/** What a webhook attempt led to: delivered, another attempt scheduled, or no attempt left. */
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
 /** Seconds; a capture takes 1–5 s, a heavy full page up to the 30 s time-outs and their retry. */
 const CAPTURE_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90];
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -43,6 +47,7 @@ export class ServiceMetrics {
   private readonly httpSeconds: Histogram<'route'>;
   private readonly rateLimited: Counter<'route'>;
   private readonly resultCache: Counter<'result'>;
+  private readonly webhookAttempts: Counter<'outcome'>;
 
   constructor() {
     const registers = [this.registry];
@@ -159,6 +164,12 @@ export class ServiceMetrics {
       labelNames: ['route'],
       registers,
     });
+    this.webhookAttempts = new Counter({
+      name: 'screenshot_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), retrying (another attempt is scheduled), failed (no attempt left, 410, or refused by the egress policy)',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.resultCache = new Counter({
       name: 'screenshot_result_cache_total',
       help: 'Jobs asked for with a cache_ttl (render links, POST with cache_ttl): served from the cache (hit) or captured (miss)',
@@ -166,6 +177,7 @@ export class ServiceMetrics {
       registers,
     });
     for (const result of ['hit', 'miss']) this.resultCache.inc({ result }, 0);
+    for (const outcome of WEBHOOK_OUTCOMES) this.webhookAttempts.inc({ outcome }, 0);
     for (const status of ['completed', 'failed']) this.jobsEnded.inc({ status }, 0);
     for (const failure_class of FAILURE_CLASSES) this.jobsFailed.inc({ failure_class }, 0);
     for (const reason of ['recycled', 'exited']) this.browserRestarts.inc({ reason }, 0);
@@ -179,6 +191,11 @@ export class ServiceMetrics {
   /** A logger whose lines are counted when they report an event (see onLogEvent). */
   tap(log: Logger): Logger {
     return tapLogger(log, (event) => this.onLogEvent(event));
+  }
+
+  /** WebhookService: one attempt recorded, and what it leads to. */
+  webhookAttempt(outcome: WebhookOutcome): void {
+    this.webhookAttempts.inc({ outcome });
   }
 
   /** A job asked for with a cache_ttl: served from the cache or not. */

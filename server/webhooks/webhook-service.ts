@@ -52,6 +52,8 @@ export interface WebhookServiceDeps {
   storeRetryMs?: number;
   /** @default silentLogger */
   log?: Logger;
+  /** Told what each recorded attempt led to (the metrics count them). @default none */
+  onAttempt?: (outcome: 'delivered' | 'retrying' | 'failed') => void;
   /**
    * Cluster mode: the deliveries are shared with other nodes. Each attempt is reserved in the
    * store first, so one node makes it, and every node looks for due deliveries this often, so
@@ -150,6 +152,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     };
     const next = nextState(doc, outcome, manual);
     const updated = await store.recordAttempt(id, record, next);
+    deps.onAttempt?.(next.status === 'succeeded' ? 'delivered' : next.status === 'pending' ? 'retrying' : 'failed');
     if (next.status === 'pending' && next.next_attempt_at !== null) arm(id, next.next_attempt_at);
     if (next.status === 'failed') log.warn({ webhook_id: id, job_id: doc.job_id }, `the delivery failed: ${outcome.error ?? outcome.statusCode}`);
     return updated;

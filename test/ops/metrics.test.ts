@@ -61,6 +61,7 @@ describe('GET /metrics', () => {
       'screenshot_page_memory_kills_total',
       'screenshot_egress_denials_total',
       'screenshot_webhook_deliveries',
+      'screenshot_webhook_attempts_total',
       'screenshot_http_requests_total',
       'screenshot_http_request_duration_seconds',
       'screenshot_rate_limit_refusals_total',
@@ -134,7 +135,11 @@ describe('GET /metrics', () => {
     // The callback address is refused by the egress policy: the delivery fails at once.
     for (let i = 0; i < 50; i++) {
       const families = await scrape();
-      if ((valueOf(families, 'screenshot_webhook_deliveries', { state: 'failed' }) ?? 0) >= 1) return;
+      if ((valueOf(families, 'screenshot_webhook_deliveries', { state: 'failed' }) ?? 0) >= 1) {
+        // Refused by the egress policy: its one attempt leaves nothing to try again.
+        expect(valueOf(families, 'screenshot_webhook_attempts_total', { outcome: 'failed' })).toBeGreaterThanOrEqual(1);
+        return;
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('the failed delivery was never counted');
@@ -144,12 +149,15 @@ describe('GET /metrics', () => {
     const receiver = http.createServer((_req, res) => res.writeHead(204).end());
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
-      const before = valueOf(await scrape(), 'screenshot_webhook_deliveries', { state: 'delivered' }) ?? 0;
+      const scraped = await scrape();
+      const before = valueOf(scraped, 'screenshot_webhook_deliveries', { state: 'delivered' }) ?? 0;
+      const attemptsBefore = valueOf(scraped, 'screenshot_webhook_attempts_total', { outcome: 'delivered' }) ?? 0;
       const { key } = await server.account();
       const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const job = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, callback_url: hook })).json();
       await waitForJob(server, key, job.job_id);
       await expect.poll(async () => valueOf(await scrape(), 'screenshot_webhook_deliveries', { state: 'delivered' }), { timeout: 10_000 }).toBe(before + 1);
+      expect(valueOf(await scrape(), 'screenshot_webhook_attempts_total', { outcome: 'delivered' })).toBe(attemptsBefore + 1);
     } finally {
       receiver.closeAllConnections();
       await new Promise((resolve) => receiver.close(resolve));
