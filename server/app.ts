@@ -9,6 +9,7 @@ import { fileRoutes } from './api/file-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
 import { renderRoutes } from './api/render-routes.js';
 import { v1Routes } from './api/v1-routes.js';
+import { oneBrowser } from './capture/engine.js';
 import { errorMiddleware } from './errors.js';
 import { metricsEndpoint } from './metrics/metrics-route.js';
 import { readiness } from './metrics/readiness.js';
@@ -69,7 +70,7 @@ export function createApp(services: Services): Koa {
         filesDir: services.files.root,
         stores: () => services.stores.health(),
         started: () => services.isStarted(),
-        browsers: () => services.engine.browsers?.() ?? { total: 1, ready: services.engine.isReady() ? 1 : 0 },
+        browsers: () => services.engine.browsers?.() ?? oneBrowser(services.engine.isReady()),
       });
       ctx.status = report.status === 'ready' ? 200 : 503;
       ctx.set('Cache-Control', 'no-store');

@@ -6,7 +6,7 @@ import { loadOrCreateAdminToken, sharedAdminToken } from './auth/admin-token.js'
 import { ApiKeyService } from './auth/api-keys.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
 import { findChromium } from './capture/chromium-path.js';
-import type { CaptureEngine } from './capture/engine.js';
+import { type CaptureEngine, oneBrowser } from './capture/engine.js';
 import { EnginePool } from './capture/engine-pool.js';
 import type { Config } from './config.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
@@ -200,7 +200,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     let settingsPoll: NodeJS.Timeout | undefined;
     metrics.watch({
       queue: () => runner.stats(),
-      browsers: () => engine.browsers?.() ?? { total: 1, ready: engine.isReady() ? 1 : 0 },
+      browsers: () => engine.browsers?.() ?? oneBrowser(engine.isReady()),
       webhookDeliveries: () => stores.deliveries.countByStatus(),
     });
 

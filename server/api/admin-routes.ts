@@ -4,7 +4,7 @@ import bodyParser from 'koa-bodyparser';
 
 import { type AccountService,accountView } from '../auth/accounts.js';
 import { type ApiKeyService,keyView } from '../auth/api-keys.js';
-import type { CaptureEngine } from '../capture/engine.js';
+import { type CaptureEngine, oneBrowser } from '../capture/engine.js';
 import { ApiError, badRequest, ValidationError } from '../errors.js';
 import { optionsView } from '../jobs/job-options.js';
 import type { JobRecord } from '../jobs/job-record.js';
@@ -229,7 +229,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
 /** The engine as `GET /admin/api/status` reports it. */
 function engineStatus(engine: CaptureEngine) {
   const ready = engine.isReady();
-  const browsers = engine.browsers?.() ?? { total: 1, ready: ready ? 1 : 0 };
+  const browsers = engine.browsers?.() ?? oneBrowser(ready);
   return {
     name: engine.name,
     version: ready ? engine.chromiumVersion() : null,

@@ -1,4 +1,4 @@
-import { BrowserCrashedError, type CaptureEngine, type CaptureRequest, type CaptureResult } from './engine.js';
+import { type BrowserCount, BrowserCrashedError, type CaptureEngine, type CaptureRequest, type CaptureResult } from './engine.js';
 
 /** An engine the pool can share captures with. */
 export interface PoolableEngine extends CaptureEngine {
@@ -59,8 +59,9 @@ export class EnginePool implements CaptureEngine {
     return this.engines.some((engine) => engine.isReady());
   }
 
-  browsers(): { total: number; ready: number } {
-    return { total: this.engines.length, ready: this.engines.filter((engine) => engine.isReady()).length };
+  browsers(): BrowserCount {
+    const down = this.engines.flatMap((engine, i) => (engine.isReady() ? [] : [i + 1]));
+    return { total: this.engines.length, ready: this.engines.length - down.length, down };
   }
 
   chromiumVersion(): string {

@@ -78,10 +78,20 @@ export interface CaptureEngine {
   isReady(): boolean;
   /** The real Chromium version, e.g. "156.0.8078.79"; valid after start(). */
   chromiumVersion(): string;
-  /** Browser processes the engine captures in, and how many are up. @default one, up while isReady() */
-  browsers?(): { total: number; ready: number };
+  /** Browser processes the engine captures in, how many are up, and which are down. @default one, up while isReady() */
+  browsers?(): BrowserCount;
   close(): Promise<void>;
 }
+
+/** The browsers of an engine: how many, how many are up, and which are down (numbered from 1). */
+export interface BrowserCount {
+  total: number;
+  ready: number;
+  down: number[];
+}
+
+/** One browser, up or down: the count of an engine that has no browsers() of its own. */
+export const oneBrowser = (up: boolean): BrowserCount => ({ total: 1, ready: up ? 1 : 0, down: up ? [] : [1] });
 
 /** A capture that failed because of the page (time-out, DNS, HTTP error page is NOT one). */
 export class CaptureError extends Error {

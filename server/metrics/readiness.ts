@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import type { BrowserCount } from '../capture/engine.js';
 import { usable } from '../store/data-dir.js';
 
 /** What /readyz answers: ready or not, and when not, why. */
@@ -9,7 +10,8 @@ export interface Readiness {
   reasons: string[];
   /** The engine has a browser up. */
   engine: boolean;
-  browsers: { total: number; ready: number };
+  /** How many browsers, how many are up, and which are down (numbered from 1). */
+  browsers: BrowserCount;
   /** Each part of the store (NeDB's files, or the PostgreSQL connection) and each file directory: `ok`, or why it cannot be used. */
   stores: Record<string, string>;
 }
@@ -21,7 +23,7 @@ export interface ReadinessSources {
   stores(): Promise<Record<string, string>>;
   /** False while the services start or stop. */
   started(): boolean;
-  browsers(): { total: number; ready: number };
+  browsers(): BrowserCount;
 }
 
 const FILE_DIRS = ['files', 'sources'];

@@ -81,12 +81,14 @@ describe('EnginePool routing', () => {
     const pool = new EnginePool([a, b]);
     a.ready = false;
     expect(pool.isReady()).toBe(true);
+    expect(pool.browsers()).toEqual({ total: 2, ready: 1, down: [1] });
     void pool.capture(req('1'));
     void pool.capture(req('2'));
     expect(a.urls).toEqual([]);
     expect(b.urls).toEqual(['1', '2']);
     b.ready = false;
     expect(pool.isReady()).toBe(false);
+    expect(pool.browsers()).toEqual({ total: 2, ready: 0, down: [1, 2] });
     // None ready: the capture still goes somewhere, to the engine with fewest running, which
     // relaunches its browser for it.
     void pool.capture(req('3'));

@@ -207,7 +207,7 @@ describe('GET /readyz', () => {
     const res = await fetch(`${server.url}/readyz`);
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body).toMatchObject({ status: 'ready', reasons: [], engine: true, browsers: { total: 1, ready: 1 } });
+    expect(body).toMatchObject({ status: 'ready', reasons: [], engine: true, browsers: { total: 1, ready: 1, down: [] } });
     expect(Object.keys(body.stores).sort()).toEqual(
       ['accounts.db', 'files', 'jobs.db', 'keys.db', 'settings.db', 'sources', 'stats.db', 'usage.db', 'webhooks.db'].sort(),
     );

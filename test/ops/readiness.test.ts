@@ -15,17 +15,17 @@ afterAll(async () => {
 
 describe('readiness', () => {
   it('says which browsers are down when none is up', async () => {
-    const report = await readiness({ ...over(server), started: () => true, browsers: () => ({ total: 2, ready: 0 }) });
+    const report = await readiness({ ...over(server), started: () => true, browsers: () => ({ total: 2, ready: 0, down: [1, 2] }) });
     expect(report).toMatchObject({ status: 'not ready', engine: false, reasons: ['none of the 2 browsers is up (they are being started)'] });
   });
 
   it('stays ready while one browser of two is up', async () => {
-    const report = await readiness({ ...over(server), started: () => true, browsers: () => ({ total: 2, ready: 1 }) });
-    expect(report).toMatchObject({ status: 'ready', reasons: [], browsers: { total: 2, ready: 1 } });
+    const report = await readiness({ ...over(server), started: () => true, browsers: () => ({ total: 2, ready: 1, down: [2] }) });
+    expect(report).toMatchObject({ status: 'ready', reasons: [], browsers: { total: 2, ready: 1, down: [2] } });
   });
 
   it('is not ready while the service starts or stops', async () => {
-    const report = await readiness({ ...over(server), started: () => false, browsers: () => ({ total: 1, ready: 1 }) });
+    const report = await readiness({ ...over(server), started: () => false, browsers: () => ({ total: 1, ready: 1, down: [] }) });
     expect(report.reasons).toEqual(['the service is starting or shutting down']);
   });
 });
