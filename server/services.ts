@@ -115,14 +115,15 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       await loaded.load();
       return loaded;
     };
+    const files = new FileStore(config.filesDir ?? config.dataDir);
     const stores = config.databaseUrl
       ? await openPgStores(config.databaseUrl, log)
       : await openNedbStores(config.dataDir, log, {
           historyCutoff: async (store) => clock.now() - (await loadSettings(store)).get().history_days * 86_400_000,
+          files,
         });
     cleanups.push(() => stores.close());
     const settings = loaded ?? (await loadSettings(stores.settings));
-    const files = new FileStore(config.filesDir ?? config.dataDir);
     await files.init();
     // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
     const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;

@@ -32,6 +32,8 @@ export interface OpenOptions {
    * null to load jobs.db whole: those jobs' lines are left out of the file before it is loaded.
    */
   historyCutoff?: (settings: SettingsStore) => Promise<number | null>;
+  /** Where the images and page sources of the jobs left out are removed from (--files). @default the data directory's */
+  files?: FileStore;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   let preparedJobs: PreparedJobs | undefined;
   if (cutoff !== null) {
     preparedJobs = await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
-    const files = new FileStore(dataDir);
+    const files = options.files ?? new FileStore(dataDir);
     for (const { jobId, image } of preparedJobs.withFiles) await files.remove(image ?? undefined, jobId);
   }
   const hadStats = await exists(path.join(dataDir, 'stats.db'));

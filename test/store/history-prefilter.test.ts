@@ -10,6 +10,7 @@ import { prepareJobsFile } from '../../server/store/history-prefilter.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import type { SettingsStore, Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { startTestServer } from '../helpers/test-server.js';
 import { mountTmpfs } from '../helpers/tmpfs.js';
 
 // jobs.db past the history period, on real NeDB files: what a start leaves out of the file
@@ -208,3 +209,30 @@ describe('opening jobs.db with a history period', () => {
   });
 });
 
+
+describe('a start whose images are kept apart from the data directory (--files)', () => {
+  it('removes the files of the jobs it leaves out from the files directory', async () => {
+    const dataDir = await tempDir('sa-prefilter-');
+    const filesDir = await tempDir('sa-prefilter-files-');
+    dirs.push(dataDir, filesDir);
+    const image = 'oldimageoldimageoldimage.png';
+    const files = new FileStore(filesDir);
+    await files.init();
+    await files.writeImage(image, Buffer.from('png'));
+    await files.writeSource('old', '<html></html>');
+    const created = Date.now() - 400 * DAY;
+    const first = await openNedbStores(dataDir, silentLogger);
+    await first.jobs.insert([job({ _id: 'old', status: 'completed', created_at: created, completed_at: created + 1000, image_file: image, expired: false })]);
+    await first.close();
+
+    // The history period is 90 days: the start leaves the job out, and its files must go with it.
+    const server = await startTestServer({ dataDir, filesDir });
+    try {
+      expect(await server.srv.services.stores.jobs.get('old')).toBeNull();
+      await expect(fs.access(path.join(filesDir, 'files', image))).rejects.toThrow();
+      expect(await files.readSource('old')).toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+});
