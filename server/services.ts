@@ -12,7 +12,7 @@ import type { Config } from './config.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { JobEnds } from './jobs/job-ends.js';
-import type { JobRecord } from './jobs/job-record.js';
+import { type JobRecord, UNFINISHED_STATUSES } from './jobs/job-record.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
@@ -248,7 +248,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         await webhooks.stop();
         await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));
         await stores.compact().catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
-        const waiting = await stores.jobs.count({ status: ['pending', 'processing'] }).catch(() => undefined);
+        const waiting = await stores.jobs.count({ status: UNFINISHED_STATUSES }).catch(() => undefined);
         // The stores and the egress proxy.
         for (const cleanup of cleanups) await cleanup().catch((err: unknown) => log.error({ err }, 'closing failed'));
         lock.release();

@@ -20,6 +20,13 @@ export function formatIsoSeconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+export const HOUR_MS = 3_600_000;
+
+/** The start of the UTC hour containing `ms`, epoch ms (how the dashboard's hours are keyed). */
+export function utcHourStart(ms: number): number {
+  return Math.floor(ms / HOUR_MS) * HOUR_MS;
+}
+
 /** `YYYY-MM-DD` of the UTC day containing `ms`. */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { JobChange, JobStore } from '../store/stores.js';
-import type { JobRecord } from './job-record.js';
+import { hasEnded, type JobRecord } from './job-record.js';
 
 /** How often a job's end that could not be stored (a full disk) is written again. */
 const SAVE_RETRY_MS = 5000;
@@ -56,7 +56,7 @@ export class JobEnds {
   /** Tells `onEnded` about a stored job that has ended. */
   async announce(jobId: string): Promise<void> {
     const ended = await this.deps.store.get(jobId);
-    if (ended && (ended.status === 'completed' || ended.status === 'failed')) this.deps.onEnded?.(ended);
+    if (ended && hasEnded(ended.status)) this.deps.onEnded?.(ended);
   }
 
   /** Stops the retries after one last try; resolves to the number of ends still not stored. */

@@ -3,6 +3,16 @@ import type { DeviceName, PresetName } from '../capture/presets.js';
 import type { JobOptions, JobSecrets, SecretNames } from './job-options.js';
 
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
+/** The states a job ends in. */
+export type EndStatus = Extract<JobStatus, 'completed' | 'failed'>;
+
+/** Jobs still to run: waiting, or running. */
+export const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];
+export const END_STATUSES: readonly EndStatus[] = ['completed', 'failed'];
+
+export function hasEnded(status: JobStatus): status is EndStatus {
+  return status === 'completed' || status === 'failed';
+}
 
 /** A screenshot job as stored in jobs.db: one device of one request. */
 export interface JobRecord {

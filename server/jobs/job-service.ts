@@ -4,10 +4,10 @@ import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import type { SettingsService } from '../settings.js';
 import type { JobStore, StatsStore } from '../store/stores.js';
-import type { Clock } from '../time.js';
+import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
-import type { CreateParams, JobRecord, JobStatus } from './job-record.js';
+import { type CreateParams, hasEnded, type JobRecord, type JobStatus } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
 import { CacheTurns, resultCacheKey } from './result-cache.js';
 import type { SecretBox } from './secret-box.js';
@@ -34,7 +34,6 @@ export interface JobServiceDeps {
   pollEndsMs?: number;
 }
 
-const HOUR = 3_600_000;
 /** Candidates read for a result-cache key: the newest few, of which one usually serves. */
 const CACHE_CANDIDATES = 20;
 
@@ -136,7 +135,7 @@ export class JobService {
    * comes first; null when there is no such job.
    */
   async waitForEnd(jobId: string, timeoutMs: number): Promise<JobRecord | null> {
-    const ended = (job: JobRecord | null) => !job || job.status === 'completed' || job.status === 'failed';
+    const ended = (job: JobRecord | null) => !job || hasEnded(job.status);
     let listener: ((job: JobRecord) => void) | undefined;
     const announced = new Promise<JobRecord>((resolve) => {
       listener = resolve;
@@ -169,9 +168,9 @@ export class JobService {
 
   /** Called once a job's end is stored: counts it for the dashboard and wakes those waiting for it. */
   ended(job: JobRecord): void {
-    if (job.completed_at !== null && (job.status === 'completed' || job.status === 'failed')) {
+    if (job.completed_at !== null && hasEnded(job.status)) {
       // A count the store refuses (a full disk) is only missing from the dashboard's chart.
-      this.deps.stats.countEnd(Math.floor(job.completed_at / HOUR) * HOUR, job.status).catch(() => undefined);
+      this.deps.stats.countEnd(utcHourStart(job.completed_at), job.status).catch(() => undefined);
     }
     for (const wake of this.waiting.get(job._id) ?? []) wake(job);
   }
@@ -255,10 +254,10 @@ export class JobService {
 
   /** Jobs ended per hour over the last `hours` hours, oldest first, from the counts kept as jobs end. */
   async hourly(hours: number): Promise<Array<{ hour: number; completed: number; failed: number }>> {
-    const first = Math.floor(this.deps.clock.now() / HOUR) * HOUR - (hours - 1) * HOUR;
+    const first = utcHourStart(this.deps.clock.now()) - (hours - 1) * HOUR_MS;
     const counted = new Map((await this.deps.stats.hoursSince(first)).map((h) => [h.hour, h]));
     return Array.from({ length: hours }, (_, i) => {
-      const hour = first + i * HOUR;
+      const hour = first + i * HOUR_MS;
       return { hour, completed: counted.get(hour)?.completed ?? 0, failed: counted.get(hour)?.failed ?? 0 };
     });
   }

@@ -2,13 +2,12 @@ import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Stores } from '../store/stores.js';
-import type { Clock } from '../time.js';
+import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 
 /** Job records removed at a time, so a year of history does not become one huge operation. */
 const PURGE_BATCH = 2000;
-const HOUR = 3_600_000;
 /** Hours of job ends kept for the dashboard (it shows the last 24). */
-const HOURLY_KEPT_MS = 7 * 24 * HOUR;
+const HOURLY_KEPT_MS = 7 * 24 * HOUR_MS;
 
 /**
  * Removes the image and page source of jobs older than the retention period and marks the
@@ -33,7 +32,7 @@ export class Retention {
   async sweep(): Promise<number> {
     const expired = await this.expire();
     await this.purgeHistory();
-    await this.deps.stores.stats.prune(Math.floor((this.deps.clock.now() - HOURLY_KEPT_MS) / HOUR) * HOUR);
+    await this.deps.stores.stats.prune(utcHourStart(this.deps.clock.now() - HOURLY_KEPT_MS));
     return expired;
   }
 
@@ -75,7 +74,7 @@ export class Retention {
   }
 
   /** Sweeps now and then every `intervalMs`. */
-  start(intervalMs = 3_600_000): void {
+  start(intervalMs = HOUR_MS): void {
     const tick = () =>
       this.sweep().catch((err: unknown) => this.deps.log.error({ err }, 'the retention sweep failed'));
     void tick();

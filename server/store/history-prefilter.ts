@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 
+import { END_STATUSES } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
 import { PRIVATE_FILE_MODE } from './data-dir.js';
 import { isDiskFull } from './disk-full.js';
@@ -42,7 +43,7 @@ const ZERO = 0x30;
 const NINE = 0x39;
 const CHUNK = 1 << 20;
 
-const ENDED = new Set(['completed', 'failed']);
+const ENDED = new Set<string>(END_STATUSES);
 const key = (name: string) => Buffer.from(name, 'latin1');
 const KEY_ID = key('_id');
 const KEY_STATUS = key('status');

@@ -1,12 +1,12 @@
-import type { JobRecord, JobStatus } from '../jobs/job-record.js';
+import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../jobs/job-record.js';
 import { KeyedTurns } from '../keyed-turns.js';
+import { HOUR_MS } from '../time.js';
 import { indexedFields } from './datafile-guard.js';
 import type { NedbFile } from './nedb-stores.js';
 import type { JobChange, JobListFilter, JobStore } from './stores.js';
 
-const HOUR = 3_600_000;
 /** The job list reads back in time an hour, then spans twice as long as the last, up to this; then all that is left. */
-const LIST_LONGEST_SPAN = 2 ** 17 * HOUR;
+const LIST_LONGEST_SPAN = 2 ** 17 * HOUR_MS;
 /**
  * Indexes earlier versions kept, dropped from the file at open: no query reads them (the status
  * index answers the queries that also name completed_at, and nothing asks by account alone but
@@ -14,7 +14,6 @@ const LIST_LONGEST_SPAN = 2 ** 17 * HOUR;
  * that account's jobs cost a pass over all of them.
  */
 const RETIRED_INDEXES = ['account_id', 'completed_at'];
-const UNFINISHED: readonly JobStatus[] = ['pending', 'processing'];
 
 /** jobs.db: every job, held in memory by NeDB, with the indexes its reads need. */
 export class NedbJobStore implements JobStore {
@@ -100,7 +99,7 @@ export class NedbJobStore implements JobStore {
     const where = function (this: JobRecord) {
       return wanted(this);
     };
-    for (let span = HOUR; page.length < filter.limit; span *= 2) {
+    for (let span = HOUR_MS; page.length < filter.limit; span *= 2) {
       const lower = span > LIST_LONGEST_SPAN ? undefined : end - span;
       const range = lower === undefined ? upper : { ...upper, $gte: lower };
       const query = Object.keys(range).length ? { created_at: range, $where: where } : { $where: where };
@@ -112,7 +111,7 @@ export class NedbJobStore implements JobStore {
   }
 
   unfinished(): Promise<JobRecord[]> {
-    return this.db.find({ status: { $in: UNFINISHED } }).sort({ created_at: 1 });
+    return this.db.find({ status: { $in: UNFINISHED_STATUSES } }).sort({ created_at: 1 });
   }
 
   count(filter: { account_id?: string; status?: readonly JobStatus[] } = {}): Promise<number> {
@@ -125,16 +124,16 @@ export class NedbJobStore implements JobStore {
   // "Not unfinished" rather than "$in ended": NeDB reads an $in of an indexed field as the union
   // of its keys, every ended job, where the created_at range names the few before the cutoff.
   endedBefore(cutoff: number, limit: number): Promise<JobRecord[]> {
-    return this.db.find({ created_at: { $lt: cutoff }, status: { $nin: UNFINISHED } }).limit(limit);
+    return this.db.find({ created_at: { $lt: cutoff }, status: { $nin: UNFINISHED_STATUSES } }).limit(limit);
   }
 
   /** Jobs that ended since `since` (the hourly figures of a data directory from before they were kept). */
   endedSince(since: number): Promise<JobRecord[]> {
-    return this.db.find({ completed_at: { $gte: since }, status: { $nin: UNFINISHED } });
+    return this.db.find({ completed_at: { $gte: since }, status: { $nin: UNFINISHED_STATUSES } });
   }
 
   toExpire(cutoff: number): Promise<JobRecord[]> {
-    return this.db.find({ expired: false, status: { $nin: UNFINISHED }, completed_at: { $lt: cutoff } });
+    return this.db.find({ expired: false, status: { $nin: UNFINISHED_STATUSES }, completed_at: { $lt: cutoff } });
   }
 
   remove(ids: readonly string[]): Promise<number> {

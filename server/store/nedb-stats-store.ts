@@ -1,17 +1,16 @@
-import type { JobRecord } from '../jobs/job-record.js';
+import { type EndStatus, hasEnded, type JobRecord } from '../jobs/job-record.js';
+import { utcHourStart } from '../time.js';
 import type { NedbFile } from './nedb-stores.js';
 import type { HourlyEnds, StatsStore } from './stores.js';
 
 /** One hour's job ends in stats.db, under the id `h<hour>`. */
 export type HourDoc = HourlyEnds & { _id: string };
 
-const HOUR = 3_600_000;
-
 /** stats.db: job ends per hour, counted as jobs end, so the dashboard never scans jobs. */
 export class NedbStatsStore implements StatsStore {
   constructor(private readonly db: NedbFile<HourDoc>) {}
 
-  async countEnd(hour: number, status: 'completed' | 'failed'): Promise<void> {
+  async countEnd(hour: number, status: EndStatus): Promise<void> {
     await this.db.update({ _id: `h${hour}` }, { $inc: { [status]: 1 }, $set: { hour } }, { upsert: true });
   }
 
@@ -19,8 +18,8 @@ export class NedbStatsStore implements StatsStore {
   async countFrom(jobs: readonly JobRecord[]): Promise<void> {
     const hours = new Map<number, { completed: number; failed: number }>();
     for (const job of jobs) {
-      if (job.completed_at === null || (job.status !== 'completed' && job.status !== 'failed')) continue;
-      const hour = Math.floor(job.completed_at / HOUR) * HOUR;
+      if (job.completed_at === null || !hasEnded(job.status)) continue;
+      const hour = utcHourStart(job.completed_at);
       const counts = hours.get(hour) ?? { completed: 0, failed: 0 };
       counts[job.status]++;
       hours.set(hour, counts);

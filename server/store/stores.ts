@@ -2,7 +2,7 @@ import type { Settings } from '../api/schemas/admin.js';
 import type { AccountRecord } from '../auth/accounts.js';
 import type { KeyRecord } from '../auth/api-keys.js';
 import { ApiError } from '../errors.js';
-import type { JobRecord, JobStatus } from '../jobs/job-record.js';
+import type { EndStatus, JobRecord, JobStatus } from '../jobs/job-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
 
 /*
@@ -142,7 +142,7 @@ export interface HourlyEnds {
 
 export interface StatsStore {
   /** Counts one job's end in the hour it ended. */
-  countEnd(hour: number, status: 'completed' | 'failed'): Promise<void>;
+  countEnd(hour: number, status: EndStatus): Promise<void>;
   /** The hours from `fromHour` on that have ends. */
   hoursSince(fromHour: number): Promise<HourlyEnds[]>;
   /** Forgets hours before `beforeHour`. */

@@ -1,10 +1,8 @@
 import type pg from 'pg';
 
-import type { JobRecord, JobStatus } from '../../jobs/job-record.js';
+import { END_STATUSES, type JobRecord, type JobStatus } from '../../jobs/job-record.js';
 import type { JobChange, JobListFilter, JobStore } from '../stores.js';
 import { toJsonb } from './pg-pool.js';
-
-const ENDED: readonly JobStatus[] = ['completed', 'failed'];
 
 /** The jobs table: each job's record in `doc`, its queried fields as indexed columns. */
 export class PgJobStore implements JobStore {
@@ -96,7 +94,7 @@ export class PgJobStore implements JobStore {
   }
 
   endedBefore(cutoff: number, limit: number): Promise<JobRecord[]> {
-    return this.many('SELECT doc FROM jobs WHERE created_at < $1 AND status = ANY($2::text[]) ORDER BY created_at, id LIMIT $3', [cutoff, ENDED, limit]);
+    return this.many('SELECT doc FROM jobs WHERE created_at < $1 AND status = ANY($2::text[]) ORDER BY created_at, id LIMIT $3', [cutoff, END_STATUSES, limit]);
   }
 
   toExpire(cutoff: number): Promise<JobRecord[]> {

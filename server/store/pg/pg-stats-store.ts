@@ -1,12 +1,13 @@
 import type pg from 'pg';
 
+import type { EndStatus } from '../../jobs/job-record.js';
 import type { HourlyEnds, StatsStore } from '../stores.js';
 
 /** The hourly_ends table: job ends per UTC hour, counted as jobs end. */
 export class PgStatsStore implements StatsStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async countEnd(hour: number, status: 'completed' | 'failed'): Promise<void> {
+  async countEnd(hour: number, status: EndStatus): Promise<void> {
     // The column is chosen here, from the two the type allows, never from text a caller gives.
     const column = status === 'completed' ? 'completed' : 'failed';
     await this.pool.query(
