@@ -2,11 +2,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { writePrivateFile } from '../store/data-dir.js';
 import type { SharedValues } from '../store/stores.js';
+
+/** The token's file in the data directory, where the CLI's account and key commands read it. */
+export const ADMIN_TOKEN_FILE = 'admin-token';
+/** Cluster mode: the token's name among the values every node shares. */
+export const SHARED_ADMIN_TOKEN = 'admin_token';
 
 /** Reads `<dataDir>/admin-token`, creating it (mode 0600) at first start. */
 export function loadOrCreateAdminToken(dataDir: string): string {
-  const file = path.join(dataDir, 'admin-token');
+  const file = path.join(dataDir, ADMIN_TOKEN_FILE);
   try {
     const existing = fs.readFileSync(file, 'utf8').trim();
     if (existing.length >= 32) return existing;
@@ -14,7 +20,7 @@ export function loadOrCreateAdminToken(dataDir: string): string {
     // created below
   }
   const token = crypto.randomBytes(32).toString('base64url');
-  writePrivate(file, `${token}\n`);
+  writePrivateFile(file, `${token}\n`);
   return token;
 }
 
@@ -25,14 +31,9 @@ export function loadOrCreateAdminToken(dataDir: string): string {
  */
 export async function sharedAdminToken(shared: SharedValues, dataDir: string): Promise<string> {
   const own = loadOrCreateAdminToken(dataDir);
-  const token = await shared.getOrSet('admin_token', own);
-  if (token !== own) writePrivate(path.join(dataDir, 'admin-token'), `${token}\n`);
+  const token = await shared.getOrSet(SHARED_ADMIN_TOKEN, own);
+  if (token !== own) writePrivateFile(path.join(dataDir, ADMIN_TOKEN_FILE), `${token}\n`);
   return token;
-}
-
-function writePrivate(file: string, text: string): void {
-  fs.writeFileSync(file, text, { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
 }
 
 /** The session cookie's value: derived from the token, so it dies when the token changes. */

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { ADMIN_TOKEN_FILE } from '../auth/admin-token.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -14,7 +15,7 @@ export async function adminCall(dataDir: string, method: string, route: string, 
   let token: string;
   try {
     url = JSON.parse(fs.readFileSync(path.join(dataDir, 'server.json'), 'utf8')).url;
-    token = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    token = fs.readFileSync(path.join(dataDir, ADMIN_TOKEN_FILE), 'utf8').trim();
   } catch {
     throw new UsageError(`No running server found for the data directory ${dataDir}; start it with: npm run serve -- --data ${dataDir}`);
   }

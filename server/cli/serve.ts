@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import { ADMIN_TOKEN_FILE } from '../auth/admin-token.js';
 import { type Config, loadConfig } from '../config.js';
 import { createLogger, type LogLevel } from '../logger.js';
 import { startServer } from '../server.js';
@@ -53,7 +54,7 @@ export async function serve(options: ServeOptions, env: Record<string, string | 
   // Logs go to stderr: stdout carries only the lines below, which scripts read.
   const log = createLogger({ level: logLevel(options.logLevel), destination: process.stderr });
   const server = await startServer(config, { log });
-  const tokenFile = path.join(config.dataDir, 'admin-token');
+  const tokenFile = path.join(config.dataDir, ADMIN_TOKEN_FILE);
   const say = (line: string) => stdout.write(`${line}\n`);
   say(`Screenshot Appliance listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${new URL(server.url).port}`);
   say(stdout.isTTY ? `Control panel: ${server.adminUrl}` : `Control panel: ${server.url}/admin/ (open it with the admin token in ${tokenFile})`);

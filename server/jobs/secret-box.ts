@@ -2,10 +2,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { writePrivateFile } from '../store/data-dir.js';
 import type { SharedValues } from '../store/stores.js';
 
 /** The key file in the data directory (0600, 32 random bytes, made at first use). */
 export const SECRET_KEY_FILE = 'job-secrets.key';
+/** Cluster mode: the key's name among the values every node shares (base64). */
+export const SHARED_SECRET_KEY = 'job_secrets_key';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
@@ -30,8 +33,7 @@ export class SecretBox {
       // made below
     }
     const key = crypto.randomBytes(32);
-    fs.writeFileSync(file, key, { mode: 0o600 });
-    fs.chmodSync(file, 0o600);
+    writePrivateFile(file, key);
     return new SecretBox(key);
   }
 
@@ -41,12 +43,8 @@ export class SecretBox {
    */
   static async shared(shared: SharedValues, dataDir: string): Promise<SecretBox> {
     const own = SecretBox.forDataDir(dataDir).key;
-    const key = Buffer.from(await shared.getOrSet('job_secrets_key', own.toString('base64')), 'base64');
-    if (!key.equals(own)) {
-      const file = path.join(dataDir, SECRET_KEY_FILE);
-      fs.writeFileSync(file, key, { mode: 0o600 });
-      fs.chmodSync(file, 0o600);
-    }
+    const key = Buffer.from(await shared.getOrSet(SHARED_SECRET_KEY, own.toString('base64')), 'base64');
+    if (!key.equals(own)) writePrivateFile(path.join(dataDir, SECRET_KEY_FILE), key);
     return new SecretBox(key);
   }
 

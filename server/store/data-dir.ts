@@ -8,6 +8,12 @@ export const PRIVATE_DIR_MODE = 0o700;
 /** Every file the service writes there (accounts.db holds webhook secrets). */
 export const PRIVATE_FILE_MODE = 0o600;
 
+/** Writes `data` to `file` readable by this user only (0600), also over a file that had other permissions. */
+export function writePrivateFile(file: string, data: string | Buffer): void {
+  fs.writeFileSync(file, data, { mode: PRIVATE_FILE_MODE });
+  fs.chmodSync(file, PRIVATE_FILE_MODE);
+}
+
 /**
  * Creates the data directory private to this user (0700), whatever the umask, and makes an
  * existing one private: the directory and its folders 0700, the files directly in it 0600.

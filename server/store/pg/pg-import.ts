@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { SECRET_KEY_FILE } from '../../jobs/secret-box.js';
+import { ADMIN_TOKEN_FILE, SHARED_ADMIN_TOKEN } from '../../auth/admin-token.js';
+import { SECRET_KEY_FILE, SHARED_SECRET_KEY } from '../../jobs/secret-box.js';
 import type { Logger } from '../../logger.js';
 import { acquireDataLock } from '../data-lock.js';
 import { openNedbStores } from '../nedb-stores.js';
@@ -79,12 +80,12 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
       }
       if (settings) await client.query('INSERT INTO settings (id, doc) VALUES (true, $1::jsonb) ON CONFLICT (id) DO NOTHING', [toJsonb(settings)]);
       // The values every node shares: the directory's own, unless the cluster has some already.
-      const token = await fs.readFile(path.join(from, 'admin-token'), 'utf8').then((t) => t.trim(), () => null);
-      if (token) await client.query('INSERT INTO shared_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', ['admin_token', token]);
+      const token = await fs.readFile(path.join(from, ADMIN_TOKEN_FILE), 'utf8').then((t) => t.trim(), () => null);
+      if (token) await client.query('INSERT INTO shared_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [SHARED_ADMIN_TOKEN, token]);
       const key = await fs.readFile(path.join(from, SECRET_KEY_FILE)).catch(() => null);
       if (key?.length === 32) {
         const { rowCount } = await client.query('INSERT INTO shared_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
-          'job_secrets_key',
+          SHARED_SECRET_KEY,
           key.toString('base64'),
         ]);
         if (!rowCount) progress(`the cluster already has a key sealing job secrets: secrets sealed in ${from} (job headers, cookies, render-link secrets) cannot be read there`);
