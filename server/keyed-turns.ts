@@ -1,7 +1,7 @@
 /**
  * Runs the tasks of one key one at a time, in the order they came, while tasks of other keys
- * run alongside: the read-check-write of one account's counters never interleaves with another
- * of the same account inside this process.
+ * run alongside: a read-check-write (one account's counters, a result-cache lookup and its
+ * insert) never interleaves with another of the same key inside this process.
  */
 export class KeyedTurns {
   private readonly tails = new Map<string, Promise<unknown>>();

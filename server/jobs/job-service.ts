@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 
 import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
+import { KeyedTurns } from '../keyed-turns.js';
 import type { SettingsService } from '../settings.js';
 import type { JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
@@ -9,7 +10,7 @@ import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
 import { type CreateParams, hasEnded, type JobRecord, type JobStatus } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
-import { CacheTurns, resultCacheKey } from './result-cache.js';
+import { resultCacheKey } from './result-cache.js';
 import type { SecretBox } from './secret-box.js';
 
 export type { QueueStats, UrlGuard } from './job-runner.js';
@@ -36,6 +37,8 @@ export interface JobServiceDeps {
 
 /** Candidates read for a result-cache key: the newest few, of which one usually serves. */
 const CACHE_CANDIDATES = 20;
+/** The one turn every cached creation takes: a request's devices have several cache keys. */
+const CACHE_TURN = 'result-cache';
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -55,7 +58,12 @@ export type Charge = (count: number, create: () => Promise<JobRecord[]>) => Prom
 export class JobService {
   /** Slots promised to requests between the capacity check and their insert. */
   private reserved = 0;
-  private readonly cacheTurns = new CacheTurns();
+  /**
+   * Cached creations take turns, so that of two identical requests arriving together the second
+   * finds the first one's job (and captures nothing) instead of both missing the cache. A lookup
+   * is one indexed read and a miss one insert, so holding the turn is short.
+   */
+  private readonly cacheTurns = new KeyedTurns();
   /** Who waits for which job to end (render links). */
   private readonly waiting = new Map<string, Set<(job: JobRecord) => void>>();
 
@@ -109,7 +117,7 @@ export class JobService {
       }
     };
     if (params.cache_ttl <= 0) return (await make(params.devices)).map((job) => ({ job, cached: false }));
-    return this.cacheTurns.run(async () => {
+    return this.cacheTurns.run(CACHE_TURN, async () => {
       const since = this.deps.clock.now() - params.cache_ttl * 1000;
       const keys = params.devices.map((device) => resultCacheKey(accountId, params, device, (text) => this.deps.secrets.digest(text)));
       const found = await Promise.all(keys.map((key) => this.findCached(key, since)));

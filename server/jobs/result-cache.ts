@@ -38,18 +38,3 @@ export function resultCacheKey(accountId: string, params: CreateParams, device: 
   };
   return crypto.createHash('sha256').update(stableJson(identity)).digest('base64url');
 }
-
-/**
- * Runs cached creations one at a time, so that of two identical requests arriving together the
- * second finds the first one's job (and captures nothing) instead of both missing the cache.
- * A lookup is one indexed read and a miss one insert, so holding the turn is short.
- */
-export class CacheTurns {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(work, work);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-}
