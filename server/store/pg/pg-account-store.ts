@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 import type { AccountRecord } from '../../auth/accounts.js';
 import { type AccountStore, EmailTakenError, type NewAccount } from '../stores.js';
-import { toJsonb } from './pg-pool.js';
+import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 import { newRecordId } from './record-id.js';
 
 /** The accounts table. */
@@ -17,17 +17,16 @@ export class PgAccountStore implements AccountStore {
     return rows[0].doc;
   }
 
-  async list(): Promise<AccountRecord[]> {
-    return (await this.pool.query<{ doc: AccountRecord }>('SELECT doc FROM accounts ORDER BY created_at, id')).rows.map((r) => r.doc);
+  list(): Promise<AccountRecord[]> {
+    return selectDocs(this.pool, 'SELECT doc FROM accounts ORDER BY created_at, id');
   }
 
-  async get(id: string): Promise<AccountRecord | null> {
-    return (await this.pool.query<{ doc: AccountRecord }>('SELECT doc FROM accounts WHERE id = $1', [id])).rows[0]?.doc ?? null;
+  get(id: string): Promise<AccountRecord | null> {
+    return selectDoc(this.pool, 'SELECT doc FROM accounts WHERE id = $1', [id]);
   }
 
-  async byEmail(email: string): Promise<AccountRecord | null> {
-    const { rows } = await this.pool.query<{ doc: AccountRecord }>('SELECT doc FROM accounts WHERE email = $1 ORDER BY created_at, id LIMIT 1', [email]);
-    return rows[0]?.doc ?? null;
+  byEmail(email: string): Promise<AccountRecord | null> {
+    return selectDoc(this.pool, 'SELECT doc FROM accounts WHERE email = $1 ORDER BY created_at, id LIMIT 1', [email]);
   }
 
   async update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void> {

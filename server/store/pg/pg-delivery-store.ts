@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../../webhooks/delivery-store.js';
 import type { DeliveryStore } from '../stores.js';
-import { toJsonb } from './pg-pool.js';
+import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 
 /** The webhook_deliveries table: each delivery with its attempts in `doc`. */
 export class PgDeliveryStore implements DeliveryStore {
@@ -12,24 +12,18 @@ export class PgDeliveryStore implements DeliveryStore {
     await this.pool.query('INSERT INTO webhook_deliveries (id, doc) VALUES ($1, $2::jsonb)', [doc._id, toJsonb(doc)]);
   }
 
-  async get(id: string): Promise<DeliveryDoc | null> {
-    return (await this.pool.query<{ doc: DeliveryDoc }>('SELECT doc FROM webhook_deliveries WHERE id = $1', [id])).rows[0]?.doc ?? null;
+  get(id: string): Promise<DeliveryDoc | null> {
+    return selectDoc(this.pool, 'SELECT doc FROM webhook_deliveries WHERE id = $1', [id]);
   }
 
-  async pending(): Promise<DeliveryDoc[]> {
-    const { rows } = await this.pool.query<{ doc: DeliveryDoc }>(`SELECT doc FROM webhook_deliveries WHERE status = 'pending' ORDER BY created_at, id`);
-    return rows.map((r) => r.doc);
+  pending(): Promise<DeliveryDoc[]> {
+    return selectDocs(this.pool, `SELECT doc FROM webhook_deliveries WHERE status = 'pending' ORDER BY created_at, id`);
   }
 
-  async list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
-    const { rows } =
-      filter.job_id === undefined
-        ? await this.pool.query<{ doc: DeliveryDoc }>('SELECT doc FROM webhook_deliveries ORDER BY created_at DESC, id DESC LIMIT $1', [filter.limit])
-        : await this.pool.query<{ doc: DeliveryDoc }>(
-            'SELECT doc FROM webhook_deliveries WHERE job_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2',
-            [filter.job_id, filter.limit],
-          );
-    return rows.map((r) => r.doc);
+  list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
+    return filter.job_id === undefined
+      ? selectDocs(this.pool, 'SELECT doc FROM webhook_deliveries ORDER BY created_at DESC, id DESC LIMIT $1', [filter.limit])
+      : selectDocs(this.pool, 'SELECT doc FROM webhook_deliveries WHERE job_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2', [filter.job_id, filter.limit]);
   }
 
   /**
@@ -41,14 +35,14 @@ export class PgDeliveryStore implements DeliveryStore {
     attempt: AttemptRecord,
     next: Pick<DeliveryDoc, 'status' | 'next_attempt_at' | 'completed_at' | 'scheduled_attempts'>,
   ): Promise<DeliveryDoc | null> {
-    const { rows } = await this.pool.query<{ doc: DeliveryDoc }>(
+    return selectDoc(
+      this.pool,
       `UPDATE webhook_deliveries
           SET doc = jsonb_set(doc, '{attempts}', coalesce(doc->'attempts', '[]'::jsonb) || jsonb_build_array($2::jsonb)) || $3::jsonb
         WHERE id = $1
         RETURNING doc`,
       [id, toJsonb(attempt), toJsonb({ ...next, reserved_by: null, reserved_until: null })],
     );
-    return rows[0]?.doc ?? null;
   }
 
   async countByStatus(): Promise<Record<DeliveryStatus, number>> {
@@ -69,8 +63,9 @@ export class PgDeliveryStore implements DeliveryStore {
     return (result.rowCount ?? 0) > 0;
   }
 
-  async due(now: number, limit: number): Promise<DeliveryDoc[]> {
-    const { rows } = await this.pool.query<{ doc: DeliveryDoc }>(
+  due(now: number, limit: number): Promise<DeliveryDoc[]> {
+    return selectDocs(
+      this.pool,
       `SELECT doc FROM webhook_deliveries
         WHERE status = 'pending' AND (doc->>'next_attempt_at')::bigint <= $1
           AND (doc->>'reserved_until' IS NULL OR (doc->>'reserved_until')::bigint < $1)
@@ -78,7 +73,6 @@ export class PgDeliveryStore implements DeliveryStore {
         LIMIT $2`,
       [now, limit],
     );
-    return rows.map((r) => r.doc);
   }
 
   async removeFinishedBefore(cutoff: number): Promise<number> {

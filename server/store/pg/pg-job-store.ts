@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 import { END_STATUSES, type JobRecord, type JobStatus } from '../../jobs/job-record.js';
 import type { JobChange, JobListFilter, JobStore } from '../stores.js';
-import { toJsonb } from './pg-pool.js';
+import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 
 /** The jobs table: each job's record in `doc`, its queried fields as indexed columns. */
 export class PgJobStore implements JobStore {
@@ -15,11 +15,11 @@ export class PgJobStore implements JobStore {
   }
 
   get(id: string): Promise<JobRecord | null> {
-    return this.one('SELECT doc FROM jobs WHERE id = $1', [id]);
+    return selectDoc(this.pool, 'SELECT doc FROM jobs WHERE id = $1', [id]);
   }
 
   byImage(imageFile: string): Promise<JobRecord | null> {
-    return this.one('SELECT doc FROM jobs WHERE image_file = $1 LIMIT 1', [imageFile]);
+    return selectDoc(this.pool, 'SELECT doc FROM jobs WHERE image_file = $1 LIMIT 1', [imageFile]);
   }
 
   async update(id: string, change: JobChange, holder?: string): Promise<boolean> {
@@ -65,7 +65,7 @@ export class PgJobStore implements JobStore {
   }
 
   byCacheKey(cacheKey: string, limit: number): Promise<JobRecord[]> {
-    return this.many('SELECT doc FROM jobs WHERE cache_key = $1 ORDER BY created_at DESC, id DESC LIMIT $2', [cacheKey, limit]);
+    return selectDocs(this.pool, 'SELECT doc FROM jobs WHERE cache_key = $1 ORDER BY created_at DESC, id DESC LIMIT $2', [cacheKey, limit]);
   }
 
   list(filter: JobListFilter): Promise<JobRecord[]> {
@@ -76,11 +76,11 @@ export class PgJobStore implements JobStore {
     if (filter.account_id !== undefined) where.push(`account_id = ${param(filter.account_id)}`);
     if (filter.before) where.push(`(created_at, id) < (${param(filter.before.created_at)}, ${param(filter.before.id)})`);
     const condition = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-    return this.many(`SELECT doc FROM jobs ${condition} ORDER BY created_at DESC, id DESC LIMIT ${param(filter.limit)}`, values);
+    return selectDocs(this.pool, `SELECT doc FROM jobs ${condition} ORDER BY created_at DESC, id DESC LIMIT ${param(filter.limit)}`, values);
   }
 
   unfinished(): Promise<JobRecord[]> {
-    return this.many(`SELECT doc FROM jobs WHERE status IN ('pending', 'processing') ORDER BY created_at, id`, []);
+    return selectDocs(this.pool, `SELECT doc FROM jobs WHERE status IN ('pending', 'processing') ORDER BY created_at, id`);
   }
 
   async count(filter: { account_id?: string; status?: readonly JobStatus[] } = {}): Promise<number> {
@@ -94,26 +94,17 @@ export class PgJobStore implements JobStore {
   }
 
   endedBefore(cutoff: number, limit: number): Promise<JobRecord[]> {
-    return this.many('SELECT doc FROM jobs WHERE created_at < $1 AND status = ANY($2::text[]) ORDER BY created_at, id LIMIT $3', [cutoff, END_STATUSES, limit]);
+    return selectDocs(this.pool, 'SELECT doc FROM jobs WHERE created_at < $1 AND status = ANY($2::text[]) ORDER BY created_at, id LIMIT $3', [cutoff, END_STATUSES, limit]);
   }
 
   toExpire(cutoff: number): Promise<JobRecord[]> {
     // Written as the jobs_to_expire index's predicate, so the planner can use it.
-    return this.many(`SELECT doc FROM jobs WHERE NOT expired AND status IN ('completed', 'failed') AND completed_at < $1`, [cutoff]);
+    return selectDocs(this.pool, `SELECT doc FROM jobs WHERE NOT expired AND status IN ('completed', 'failed') AND completed_at < $1`, [cutoff]);
   }
 
   async remove(ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;
     const result = await this.pool.query('DELETE FROM jobs WHERE id = ANY($1::text[])', [ids]);
     return result.rowCount ?? 0;
-  }
-
-  private async one(sql: string, values: unknown[]): Promise<JobRecord | null> {
-    const { rows } = await this.pool.query<{ doc: JobRecord }>(sql, values);
-    return rows[0]?.doc ?? null;
-  }
-
-  private async many(sql: string, values: unknown[]): Promise<JobRecord[]> {
-    return (await this.pool.query<{ doc: JobRecord }>(sql, values)).rows.map((r) => r.doc);
   }
 }

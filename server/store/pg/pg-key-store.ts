@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 import type { KeyRecord } from '../../auth/api-keys.js';
 import type { KeyStore, NewKey } from '../stores.js';
-import { toJsonb } from './pg-pool.js';
+import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 import { newRecordId } from './record-id.js';
 
 /** The api_keys table: keys by their hash (a unique index) and by account. */
@@ -18,17 +18,16 @@ export class PgKeyStore implements KeyStore {
     return rows[0].doc;
   }
 
-  async get(id: string): Promise<KeyRecord | null> {
-    return (await this.pool.query<{ doc: KeyRecord }>('SELECT doc FROM api_keys WHERE id = $1', [id])).rows[0]?.doc ?? null;
+  get(id: string): Promise<KeyRecord | null> {
+    return selectDoc(this.pool, 'SELECT doc FROM api_keys WHERE id = $1', [id]);
   }
 
-  async byHash(hash: string): Promise<KeyRecord[]> {
-    return (await this.pool.query<{ doc: KeyRecord }>('SELECT doc FROM api_keys WHERE hash = $1', [hash])).rows.map((r) => r.doc);
+  byHash(hash: string): Promise<KeyRecord[]> {
+    return selectDocs(this.pool, 'SELECT doc FROM api_keys WHERE hash = $1', [hash]);
   }
 
-  async byAccount(accountId: string): Promise<KeyRecord[]> {
-    const { rows } = await this.pool.query<{ doc: KeyRecord }>('SELECT doc FROM api_keys WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
-    return rows.map((r) => r.doc);
+  byAccount(accountId: string): Promise<KeyRecord[]> {
+    return selectDocs(this.pool, 'SELECT doc FROM api_keys WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
   }
 
   async update(id: string, change: Partial<Omit<KeyRecord, '_id' | 'account_id' | 'hash'>>): Promise<void> {

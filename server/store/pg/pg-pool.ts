@@ -103,6 +103,16 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   }
 }
 
+/** The `doc` column of every row `sql` selects (each store keeps its records whole in `doc`). */
+export async function selectDocs<T>(pool: pg.Pool, sql: string, values: unknown[] = []): Promise<T[]> {
+  return (await pool.query<{ doc: T }>(sql, values)).rows.map((r) => r.doc);
+}
+
+/** The `doc` of the first row `sql` selects, or null when it selects none. */
+export async function selectDoc<T>(pool: pg.Pool, sql: string, values: unknown[] = []): Promise<T | null> {
+  return (await pool.query<{ doc: T }>(sql, values)).rows[0]?.doc ?? null;
+}
+
 /**
  * A value as jsonb text. PostgreSQL's jsonb cannot hold the character U+0000 (a page title
  * may); it is stored as U+FFFD rather than failing the write of a job's end.

@@ -2,14 +2,14 @@ import type pg from 'pg';
 
 import type { Settings } from '../../api/schemas/admin.js';
 import type { SettingsStore } from '../stores.js';
-import { toJsonb } from './pg-pool.js';
+import { selectDoc, toJsonb } from './pg-pool.js';
 
 /** The settings table's one row: what the admin saved, replaced whole on each save. */
 export class PgSettingsStore implements SettingsStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async load(): Promise<Partial<Settings> | null> {
-    return (await this.pool.query<{ doc: Partial<Settings> }>('SELECT doc FROM settings')).rows[0]?.doc ?? null;
+  load(): Promise<Partial<Settings> | null> {
+    return selectDoc(this.pool, 'SELECT doc FROM settings');
   }
 
   async save(values: Partial<Settings>): Promise<void> {
