@@ -300,13 +300,12 @@ export class JobRunner {
 
   /** Cluster mode, at shutdown: claimed jobs that never started go back to waiting, for other nodes. */
   private async releaseWaiting(): Promise<void> {
-    const cluster = this.deps.cluster;
-    if (!cluster) return;
+    if (!this.deps.cluster) return;
     for (const id of this.claimed) {
       if (this.running.has(id)) continue;
-      await this.deps.store
-        .update(id, { status: 'pending', progress: 0, lease_owner: null, lease_until: null }, cluster.node)
-        .catch((err: unknown) => this.log.warn({ job_id: id, err }, 'could not hand it back'));
+      await this.update(id, { status: 'pending', progress: 0, lease_owner: null, lease_until: null }).catch((err: unknown) =>
+        this.log.warn({ job_id: id, err }, 'could not hand it back'),
+      );
       this.claimed.delete(id);
     }
   }

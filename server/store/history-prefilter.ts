@@ -102,9 +102,8 @@ export async function prepareJobsFile(filename: string, cutoff: number, log: Log
         if (fold) return;
         if (fate === Fate.Fold) fold = true;
         else if (fate === Fate.Drop) copy.leaveOut(offset);
-        // The last line, which has no newline, is written with one.
-        else if (midLine) copy.add(Buffer.concat([buf.subarray(start, end), Buffer.of(NEWLINE)]), offset, true);
-        else copy.add(buf.subarray(start, end + 1), offset);
+        // The last line, which has no newline, is written with one: not as the old file has it.
+        else copy.add(withNewline(buf, start, end, midLine), offset, midLine);
       },
       () => (fold ? copy.abandon() : copy.flush()),
     );
@@ -273,7 +272,7 @@ class LineCopy {
     await eachLine(
       this.filename,
       (buf, start, end, _offset, midLine) => {
-        if (keep[line++]) this.pending.push(midLine ? Buffer.concat([buf.subarray(start, end), Buffer.of(NEWLINE)]) : buf.subarray(start, end + 1));
+        if (keep[line++]) this.pending.push(withNewline(buf, start, end, midLine));
       },
       () => this.flush(),
     );
@@ -298,6 +297,11 @@ class LineCopy {
     if (out) await out.close().catch(() => undefined);
     await fs.rm(this.temporary, { force: true }).catch(() => undefined);
   }
+}
+
+/** A line of eachLine's with its newline: the file's own, or a new one after a line the file stops in. */
+function withNewline(buf: Buffer, start: number, end: number, midLine: boolean): Buffer {
+  return midLine ? Buffer.concat([buf.subarray(start, end), Buffer.of(NEWLINE)]) : buf.subarray(start, end + 1);
 }
 
 /** Writes the first `bytes` of `filename` to `out`. */

@@ -2,6 +2,9 @@ import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/del
 import type { NedbFile } from './nedb-stores.js';
 import type { DeliveryStore } from './stores.js';
 
+/** The ways a delivery has no reservation holding at `now`: none made, the last attempt ended it, or it ran out. */
+const unreserved = (now: number) => [{ reserved_until: { $exists: false } }, { reserved_until: null }, { reserved_until: { $lt: now } }];
+
 /** webhooks.db: webhook deliveries with their attempts. */
 export class NedbDeliveryStore implements DeliveryStore {
   private constructor(private readonly db: NedbFile<DeliveryDoc>) {}
@@ -46,13 +49,13 @@ export class NedbDeliveryStore implements DeliveryStore {
   }
 
   async reserve(id: string, node: string, now: number, until: number): Promise<boolean> {
-    const free = { _id: id, status: 'pending', $or: [{ reserved_until: { $exists: false } }, { reserved_until: null }, { reserved_until: { $lt: now } }, { reserved_by: node }] };
+    const free = { _id: id, status: 'pending', $or: [...unreserved(now), { reserved_by: node }] };
     return (await this.db.update(free, { $set: { reserved_by: node, reserved_until: until } })) > 0;
   }
 
   due(now: number, limit: number): Promise<DeliveryDoc[]> {
     return this.db
-      .find({ status: 'pending', next_attempt_at: { $lte: now }, $or: [{ reserved_until: { $exists: false } }, { reserved_until: null }, { reserved_until: { $lt: now } }] })
+      .find({ status: 'pending', next_attempt_at: { $lte: now }, $or: unreserved(now) })
       .sort({ next_attempt_at: 1 })
       .limit(limit);
   }
