@@ -159,7 +159,7 @@ function program(): Command {
 
   cli
     .command('capture')
-    .description('capture a page through a running server and save the images')
+    .description('capture a page through a running server and save the images; prints their paths, one a line, in the order of --devices')
     .argument('<url>', 'the page to capture')
     .option('--devices <list>', 'desktop, tablet, mobile or all; comma separated or repeated (default desktop)', collect)
     .option('--full-page', 'capture the whole page height')

@@ -60,6 +60,32 @@ async function freeName(dir: string, name: string): Promise<string> {
   }
 }
 
+/**
+ * Writes the saved files' paths in the order the devices were asked for, whatever order their
+ * captures end in: a path waits until every device before it has been saved or has failed, so a
+ * script reading one path a line can rely on the order.
+ */
+class RequestOrder {
+  private readonly settled: (string | null | undefined)[];
+  private next = 0;
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    count: number,
+  ) {
+    this.settled = new Array(count).fill(undefined);
+  }
+
+  /** Job `k` has ended: with the path it was saved under, or without one when it failed. */
+  settle(k: number, file?: string): void {
+    this.settled[k] = file ?? null;
+    while (this.next < this.settled.length && this.settled[this.next] !== undefined) {
+      const ready = this.settled[this.next++];
+      if (ready) this.out.write(`${ready}\n`);
+    }
+  }
+}
+
 // The v1 API's answers, read by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function call(server: string, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; retryAfter: number; body: any }> {
@@ -84,7 +110,8 @@ async function call(server: string, key: string, method: string, route: string, 
 /**
  * `capture URL`: creates the jobs through the running server's v1 API, follows them, and saves
  * each image in `--out` under a readable name. Progress goes to stderr (a bar per device on a
- * terminal, plain lines otherwise); stdout gets only the saved files' paths, one a line.
+ * terminal, plain lines otherwise); stdout gets only the saved files' paths, one a line, in the
+ * order the devices were asked for (`all`: desktop, tablet, mobile).
  * Resolves to the number of jobs that failed.
  */
 export async function captureCommand(url: string, options: CaptureCommandOptions, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream & { isTTY?: boolean }): Promise<number> {
@@ -108,7 +135,8 @@ export async function captureCommand(url: string, options: CaptureCommandOptions
   const view = progressView(stderr, jobs.map((j) => j.device));
   const deadline = Date.now() + timeoutMs;
   let failed = 0;
-  const follow = async (job: CreatedJob) => {
+  const paths = new RequestOrder(stdout, jobs.length);
+  const follow = async (job: CreatedJob, k: number) => {
     for (;;) {
       const res = await call(server, options.key!, 'GET', `/screenshot/${job.job_id}`);
       if (res.status === 429) {
@@ -120,6 +148,7 @@ export async function captureCommand(url: string, options: CaptureCommandOptions
       if (status.status === 'failed') {
         failed++;
         view.update(job.device, 'failed', 0, status.error ?? '');
+        paths.settle(k);
         return;
       }
       if (status.status === 'completed' && status.screenshot_url) {
@@ -128,20 +157,21 @@ export async function captureCommand(url: string, options: CaptureCommandOptions
         const file = await freeName(outDir, fileNameFor(url, job.device, status.created_at, format));
         await fs.writeFile(file, Buffer.from(await image.arrayBuffer()), { flag: 'wx' });
         view.update(job.device, 'saved', 100, path.basename(file));
-        stdout.write(`${file}\n`);
+        paths.settle(k, file);
         return;
       }
       view.update(job.device, status.status, status.progress);
       if (Date.now() > deadline) {
         failed++;
         view.update(job.device, 'gave up', status.progress, `still ${status.status} after ${timeoutMs / 1000} s`);
+        paths.settle(k);
         return;
       }
       await sleep(400);
     }
   };
   // One device after another keeps the polling within the account's requests per second.
-  await Promise.all(jobs.map((job, k) => sleep(k * 130).then(() => follow(job))));
+  await Promise.all(jobs.map((job, k) => sleep(k * 130).then(() => follow(job, k))));
   view.finish();
   return failed;
 }

@@ -195,6 +195,20 @@ describe('capture', () => {
     expect(res.stderr).not.toContain('\x1b');
   });
 
+  it('prints the saved files in the order the devices were asked for, not the order their captures end in', async () => {
+    const out = await tempDir();
+    // The desktop page answers 2.5 s late, so the mobile capture (running beside it) ends first.
+    const res = await runCli(['capture', `${fixtures.url}/slow-desktop.html?ms=2500`, '--devices', 'desktop,mobile', '--out', out, '--server', proc.url, '--key', key]);
+    expect(res.code, res.stderr).toBe(0);
+    const savedAt = (device: string) => res.stderr.search(new RegExp(`^${device}: saved 100%`, 'm'));
+    expect(savedAt('mobile')).toBeGreaterThanOrEqual(0);
+    expect(savedAt('mobile'), 'the mobile capture ended first').toBeLessThan(savedAt('desktop'));
+    const files = res.stdout.trim().split('\n').map((f) => path.basename(f));
+    expect(files).toHaveLength(2);
+    expect(files[0]).toMatch(/^127\.0\.0\.1-desktop-/);
+    expect(files[1]).toMatch(/^127\.0\.0\.1-mobile-/);
+  });
+
   it('draws a bar per device on a terminal', async () => {
     const out = await tempDir();
     const child = spawn(
