@@ -165,8 +165,8 @@ describe('API keys', () => {
   it('records when a key was last used', async () => {
     const { key, keyId } = await server.account();
     await server.v1('GET', '/usage', key);
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await server.admin('GET', `/keys/${keyId}`)).body.last_used_at).toMatch(/Z$/);
+    // Written after the answer, so read until it shows rather than after a guessed pause.
+    await expect.poll(async () => (await server.admin('GET', `/keys/${keyId}`)).body.last_used_at, { timeout: 10_000 }).toMatch(/Z$/);
   });
 });
 

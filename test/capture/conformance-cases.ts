@@ -87,6 +87,17 @@ export async function rejection(work: Promise<unknown>): Promise<Error> {
   throw new assert.AssertionError({ message: 'expected the capture to fail, but it succeeded' });
 }
 
+/** Resolves once the fixture server at `fixtureUrl` has received a request for `path`. */
+async function untilRequested(fixtureUrl: string, path: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = (await (await fetch(`${fixtureUrl}/seen?prefix=${encodeURIComponent(path)}`)).json()) as unknown[];
+    if (seen.length > 0) return;
+    if (Date.now() > deadline) throw new Error(`the fixture server never saw ${path}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function assertCapturesAfterwards(engine: CaptureEngine, fixtureUrl: string): Promise<void> {
   const next = await engine.capture(captureRequest(fixtureUrl, '/small.html'));
   await assertImage(next, 'png', 1920, 1080);
@@ -358,8 +369,10 @@ export const conformanceCases: ConformanceCase[] = [
     requires: 'crashBrowser',
     async run(engine, fixtureUrl, hooks) {
       if (!hooks?.crashBrowser) return;
-      const capture = engine.capture(captureRequest(fixtureUrl, '/hang', { navigationTimeoutMs: 20_000 }));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      const path = `/hang?crash=${Date.now()}`;
+      const capture = engine.capture(captureRequest(fixtureUrl, path, { navigationTimeoutMs: 20_000 }));
+      // Crashed while the page is loading: once the fixture server has the page's request.
+      await untilRequested(fixtureUrl, path, 20_000);
       const started = Date.now();
       await hooks.crashBrowser(engine);
       const err = await rejection(capture);
