@@ -90,4 +90,14 @@ describe('the bitmap bound in real Chromium', () => {
     const meta = await sharp(cut.image).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['webp', 16_383, 30]);
   }, 90_000);
+
+  it('prints a PDF whose CSS asks for a page size Chromium refuses (1000 in) on A4, and keeps one it prints (100 in)', async () => {
+    /** Each page's size in points, from the PDF's MediaBox entries. */
+    const pageSizes = (pdf: Buffer) =>
+      [...pdf.toString('latin1').matchAll(/\/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]/g)].map((m) => [Math.round(Number(m[1])), Math.round(Number(m[2]))]);
+    const huge = await timed('pdf, @page 1000in', mobile('/opt/wide.html?w=500', { styles: '@page { size: 1000in 1000in }' }, { format: 'pdf' }));
+    expect(pageSizes(huge.image)).toEqual([[596, 842]]);
+    const large = await timed('pdf, @page 100in', mobile('/opt/wide.html?w=500', { styles: '@page { size: 100in 100in }' }, { format: 'pdf' }));
+    expect(pageSizes(large.image)).toEqual([[7200, 7200]]);
+  }, 90_000);
 });
