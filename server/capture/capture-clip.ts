@@ -53,8 +53,9 @@ export interface Bitmap {
  * The one decision of how large a capture's bitmap may be, for every way to ask for one (the
  * viewport, a full page, a `clip`, the element of a `selector`; the preset's or the `scale`
  * option's device pixel ratio): `css` (CSS px) at `scale` device pixels per CSS px is cut to
- * what the encoder can write a side (MAX_IMAGE_SIDE: WebP's 16383), to `maxCssHeight` when one
- * is given (a full page's height cap), and to MAX_CAPTURE_PIXELS in all. That last cut takes
+ * the longest side an image may have (MAX_IMAGE_SIDE: what Chromium paints, WebP's 16383, JPEG's
+ * 65535), to `maxCssHeight` when one is given (a full page's height cap), and to
+ * MAX_CAPTURE_PIXELS in all. That last cut takes
  * the longer side first and no shorter than the other, so a tall page is cut at the bottom and
  * a wide element at the right; when both sides are past 12247 device pixels, the image is cut
  * to a square of 12247. A side that is cut ends on a whole device pixel; one that is not stays
