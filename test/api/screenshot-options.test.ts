@@ -162,6 +162,26 @@ describe('POST /v1/screenshot options', () => {
     expect(png).toEqual({ status: 'completed', truncated: undefined, format: 'png', size: [320, 16_384] });
   });
 
+  it('says truncated: true for a selector on a 33,000,000 px wide element on mobile and a WebP clip past 16383 pixels at scale 3', async () => {
+    const jobs = [
+      { url: `${fixtures.url}/opt/wide.html?h=1`, devices: ['mobile'], selector: '#wide' },
+      { url: `${fixtures.url}/opt/wide.html?h=10`, clip: { x: 0, y: 0, width: 6000, height: 10 }, scale: 3, format: 'webp' },
+    ];
+    const results = await Promise.all(
+      jobs.map(async (body) => {
+        const created = (await (await postJob(body)).json()) as { job_id: string };
+        const job = await waitForJob(server, key, created.job_id);
+        if (job.status !== 'completed') return { status: job.status, error: job.error };
+        const meta = await sharp(Buffer.from(await (await fetch(job.screenshot_url)).arrayBuffer()), { limitInputPixels: false }).metadata();
+        return { status: job.status, truncated: job.truncated, format: meta.format, size: [meta.width, meta.height] };
+      }),
+    );
+    expect(results).toEqual([
+      { status: 'completed', truncated: true, format: 'png', size: [262_144, 3] },
+      { status: 'completed', truncated: true, format: 'webp', size: [16_383, 30] },
+    ]);
+  });
+
   it('counts a delay and full pages in estimated_time_seconds', async () => {
     const plain = (await (await post({})).json()) as { estimated_time_seconds: number };
     const delayed = (await (await post({ delay: 9_000, full_page: true })).json()) as { estimated_time_seconds: number };

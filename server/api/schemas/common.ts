@@ -79,7 +79,7 @@ const completedFields = {
   page_source: Type.Optional(Type.String({ description: 'The page HTML; only with include_source=1 and when stored' })),
   truncated: Type.Optional(
     Type.Literal(true, {
-      description: "Present when a full page was cut: taller than the height cap, past the pixel limit of a capture, or past WebP's 16383 pixels a side",
+      description: "Present when the image was cut: a full page taller than the height cap, or a page, clip or selector's element past 150 million device pixels or the longest side an image may have (262144 device pixels; WebP 16383)",
     }),
   ),
   expired: Type.Optional(Type.Boolean({ description: 'True once the retention period has removed the image' })),
