@@ -102,6 +102,11 @@ export class PageTraffic implements PageNetwork {
     return tunnel === null ? null : tunnelFailure(this.proxyServer, url, tunnel);
   }
 
+  /** The addresses of the requests in flight now (capture-warnings.ts: network_busy). */
+  inFlightUrls(): string[] {
+    return [...this.inFlight.values()].map((request) => request.url);
+  }
+
   /** Requests the page has started so far; a change means the network was busy again. */
   requestsStarted(): number {
     return this.started;
