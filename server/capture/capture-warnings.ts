@@ -26,19 +26,36 @@ export const OVERLAY_SHARE = 1 / 3;
 /** The longest wait for a busy page's network to quiet before a blank picture is taken again. */
 const RETAKE_WAIT_MAX_MS = 5_000;
 
+/** Rows of a picture checked first: most pictures differ within them, and the rest is never decoded. */
+const FIRST_BAND_ROWS = 256;
+
 /**
  * The colour (`#rrggbb`) of a picture that is all one colour, or null. The picture is the PNG
- * Chromium rendered, so its pixels are exact (JPEG and WebP are encoded from it); sharp decodes
- * and measures it on libvips threads, off the event loop.
+ * Chromium rendered, so its pixels are exact (JPEG and WebP are encoded from it). sharp decodes it
+ * on libvips threads, off the event loop, the top rows first (a PNG is decoded from the top, and
+ * only as far as asked), and the whole picture only when they are all one colour; each row is
+ * compared with a row of the first pixel (memcmp). bench/capture-warnings.ts measures it against
+ * the capture.
  */
 export async function oneColour(png: Buffer): Promise<string | null> {
-  const { channels } = await sharp(png, { limitInputPixels: false }).stats();
-  if (!channels.every((channel) => channel.min === channel.max)) return null;
-  const hex = channels
-    .slice(0, 3)
-    .map((channel) => channel.min.toString(16).padStart(2, '0'))
-    .join('');
-  return `#${channels.length >= 3 ? hex : hex.repeat(3)}`;
+  const height = png.readUInt32BE(20);
+  if (height > FIRST_BAND_ROWS) {
+    const band = sharp(png, { limitInputPixels: false, sequentialRead: true }).extract({ left: 0, top: 0, width: png.readUInt32BE(16), height: FIRST_BAND_ROWS });
+    if ((await colourOf(band)) === null) return null;
+  }
+  return colourOf(sharp(png, { limitInputPixels: false, sequentialRead: true }));
+}
+
+async function colourOf(image: sharp.Sharp): Promise<string | null> {
+  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
+  const pixel = data.subarray(0, info.channels);
+  const rowBytes = info.width * info.channels;
+  const row = Buffer.alloc(rowBytes, pixel);
+  for (let at = 0; at < data.length; at += rowBytes) {
+    if (row.compare(data, at, at + rowBytes) !== 0) return null;
+  }
+  const rgb = info.channels >= 3 ? [...pixel.subarray(0, 3)] : [pixel[0]!, pixel[0]!, pixel[0]!];
+  return `#${rgb.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
 }
 
 /** A picture as the pipeline took it, with what was in flight as it was taken. */

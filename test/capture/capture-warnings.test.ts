@@ -1,8 +1,10 @@
 // Every capture's verdict: the warnings the pipeline gives a picture of a page with a problem,
 // and none for a clean page. Real Chromium through the ChromiumEngine, the fixture server's
 // /warn/ pages (test/fixtures/warning-pages.ts).
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 
+import { oneColour } from '../../server/capture/capture-warnings.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureRequest } from './conformance-cases.js';
@@ -90,5 +92,25 @@ describe('the warnings of a capture', () => {
     expect(codes(result.warnings)).toEqual(['network_busy']);
     expect(result.warnings[0]!.message).toMatch(/^The first picture was one colour while 1 request was in flight; it was taken again \d+ ms later/);
     expect(result.html).toContain('Paragraph 40');
+  });
+});
+
+describe('the one-colour check of a picture', () => {
+  /** A width × height PNG of `background`, with one pixel of `dot` at (x, y) when given. */
+  async function picture(width: number, height: number, background: string, dot?: { x: number; y: number; colour: string }): Promise<Buffer> {
+    const image = sharp({ create: { width, height, channels: 3, background } });
+    if (!dot) return image.png().toBuffer();
+    const pixel = await sharp({ create: { width: 1, height: 1, channels: 3, background: dot.colour } }).png().toBuffer();
+    return image.composite([{ input: pixel, left: dot.x, top: dot.y }]).png().toBuffer();
+  }
+
+  it('names the colour of a picture that is all one colour, short or tall', async () => {
+    expect(await oneColour(await picture(320, 200, '#123456'))).toBe('#123456');
+    expect(await oneColour(await picture(320, 3000, '#ffffff'))).toBe('#ffffff');
+  });
+
+  it('finds one pixel of another colour, in the first rows and far below them', async () => {
+    expect(await oneColour(await picture(320, 3000, '#ffffff', { x: 5, y: 3, colour: '#fffffe' }))).toBeNull();
+    expect(await oneColour(await picture(320, 3000, '#ffffff', { x: 319, y: 2999, colour: '#fffffe' }))).toBeNull();
   });
 });
