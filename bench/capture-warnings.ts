@@ -25,7 +25,7 @@ async function probeMs(browser: Browser, url: string, s: Scenario): Promise<numb
     const page = await context.newPage();
     await page.goto(url, { waitUntil: 'load' });
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
-    const area = { x: 0, y: 0, width: s.preset.width, height: s.fullPage ? height : s.preset.height, overlay: true };
+    const area = { x: 0, y: 0, width: s.preset.width, height: s.fullPage ? height : s.preset.height, overlay: true, blocked: [] };
     const started = performance.now();
     await page.evaluate(probePage, probeArguments(area));
     return performance.now() - started;

@@ -221,7 +221,7 @@ interface Taken extends TakenPicture {
 /** The page printed to PDF (A4), with its source and facts; a PDF is never cut. */
 async function printed({ driver, frame, traffic }: Capture): Promise<Shot> {
   return onFinalDocument(frame, async () => {
-    const everything = { x: 0, y: 0, width: Number.MAX_SAFE_INTEGER, height: Number.MAX_SAFE_INTEGER, overlay: false };
+    const everything = { x: 0, y: 0, width: Number.MAX_SAFE_INTEGER, height: Number.MAX_SAFE_INTEGER, overlay: false, blocked: [...traffic.blockedByCapture] };
     const inFlight = traffic.inFlightUrls();
     const [data, html, page, probe] = await Promise.all([
       printPdf(driver),
@@ -257,7 +257,8 @@ async function screenshotOnce({ driver, frame, traffic, request, options, asked 
   facts.catch(() => undefined);
   // What the page shows of itself as the picture is taken: the warnings' page-side half.
   const inFlight = traffic.inFlightUrls();
-  const probe = evaluate(driver, probePage, probeArguments({ x: clip.x, y: clip.y, width: clip.width, height: clip.height, overlay: true }));
+  const area = { x: clip.x, y: clip.y, width: clip.width, height: clip.height, overlay: true, blocked: [...traffic.blockedByCapture] };
+  const probe = evaluate(driver, probePage, probeArguments(area));
   probe.catch(() => undefined);
   const png = await Promise.race([
     shot,

@@ -10,6 +10,8 @@ export interface ProbeArea {
   height: number;
   /** Whether to look for an overlay over the viewport (not for a PDF, which prints the document). */
   overlay: boolean;
+  /** Addresses of images the capture blocked on purpose (block_ads, block_trackers): not counted. */
+  blocked: string[];
 }
 
 /** What the page shows of itself at capture. */
@@ -29,7 +31,7 @@ const GRID = { columns: 16, rows: 12 };
  * Looks at the page as it is captured:
  * - images: every `<img>` of the document that is rendered and meets `area`, and that is still
  *   loading (`complete` false) or finished without a picture (`naturalWidth` 0: failed or not an
- *   image); an `<img>` without any source is not counted;
+ *   image); an `<img>` without any source, or whose address the capture blocked, is not counted;
  * - fonts: the `FontFace`s of `document.fonts` whose status is `error` or `loading` (a face the
  *   page declares but never uses stays `unloaded` and is not counted);
  * - overlay: at a grid of points over the viewport, whether the topmost element is (inside) a
@@ -39,12 +41,13 @@ const GRID = { columns: 16, rows: 12 };
  */
 export function probePage(args: ProbeArea & { grid: { columns: number; rows: number } }): PageProbe {
   const { x, y, width, height, grid } = args;
+  const blocked = new Set(args.blocked);
   const images = { failed: 0, loading: 0, first: null as string | null };
   const sx = window.scrollX;
   const sy = window.scrollY;
   for (const img of Array.from(document.images)) {
     const source = img.currentSrc || img.getAttribute('src') || img.getAttribute('srcset');
-    if (!source) continue;
+    if (!source || blocked.has(img.currentSrc) || blocked.has(img.src)) continue;
     if (img.getClientRects().length === 0 || getComputedStyle(img).visibility === 'hidden') continue;
     const r = img.getBoundingClientRect();
     const left = r.left + sx;
@@ -118,5 +121,8 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
   return { images, fonts, overlay };
 }
 
+/** The most blocked addresses handed to the probe; a page with more may see some of its blocked images counted. */
+const MAX_BLOCKED = 1_000;
+
 /** The probe's argument for an area. */
-export const probeArguments = (area: ProbeArea) => ({ ...area, grid: GRID });
+export const probeArguments = (area: ProbeArea) => ({ ...area, blocked: area.blocked.slice(0, MAX_BLOCKED), grid: GRID });

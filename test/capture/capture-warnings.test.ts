@@ -6,11 +6,13 @@ import { describe, expect, it } from 'vitest';
 
 import { oneColour } from '../../server/capture/capture-warnings.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
+import { HOST_RESOLVER_RULES } from '../fixtures/blocking-pages.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureRequest } from './conformance-cases.js';
 
 describe('the warnings of a capture', () => {
-  const setup = engineWithFixtures();
+  // The ad and consent pages load from ad servers' names, mapped to the fixture server.
+  const setup = engineWithFixtures({ extraArgs: [`--host-resolver-rules=${HOST_RESOLVER_RULES}`] });
   const capture = (path: string, overrides: Partial<CaptureRequest> = {}) => setup.engine.capture(captureRequest(setup.fixture.url, path, overrides));
   const codes = (warnings: Array<{ code: string }>) => warnings.map((w) => w.code);
 
@@ -57,6 +59,21 @@ describe('the warnings of a capture', () => {
     const result = await capture('/warn/overlay.html');
     expect(codes(result.warnings)).toEqual(['overlay']);
     expect(result.warnings[0]!.message).toMatch(/^A fixed element \(div#consent\) covers (5[0-9]|6[0-9])% of the viewport/);
+  });
+
+  it('says overlay for a consent dialog built like OneTrust\'s, and not once block_cookie_banners took it away', async () => {
+    const shown = await capture('/blocking/onetrust.html');
+    expect(codes(shown.warnings)).toEqual(['overlay']);
+    // The dialog's dark backdrop is the largest fixed element over the page.
+    expect(shown.warnings[0]!.message).toMatch(/^A fixed element \(div\.onetrust-pc-dark-filter.*\) covers \d+% of the viewport/);
+    const dismissed = await capture('/blocking/onetrust.html', { options: { blockCookieBanners: true } });
+    expect(codes(dismissed.warnings)).not.toContain('overlay');
+  });
+
+  it('does not count an image the capture blocked on purpose (block_ads)', async () => {
+    const blocked = await capture('/blocking/ad.html', { options: { blockAds: true } });
+    expect(blocked.blockedRequests).toBe(0);
+    expect(blocked.warnings).toEqual([]);
   });
 
   it('says no overlay for a fixed element that holds the whole page (an app shell)', async () => {
