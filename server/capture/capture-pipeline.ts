@@ -18,7 +18,7 @@ import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { blockRequests } from './request-blocking.js';
 import type { Tripwire } from './tripwire.js';
-import { type PageProbe, probeArguments, probePage } from './warning-probe.js';
+import { NOTHING_PROBED, type PageProbe, probeArguments, probePage } from './warning-probe.js';
 
 /** What an engine tells the pipeline about its page, beyond the driver. */
 export interface PipelineOptions {
@@ -227,7 +227,7 @@ async function printed({ driver, frame, traffic }: Capture): Promise<Shot> {
       printPdf(driver),
       documentSource(driver),
       evaluate(driver, pageFacts, null),
-      evaluate(driver, probePage, probeArguments(everything)),
+      evaluate(driver, probePage, probeArguments(everything)).catch(() => NOTHING_PROBED),
     ]);
     const taken = { png: data, inFlight, truncated: false, html, page, probe, cut: { keptCssPx: 0, pageCssPx: 0 } };
     return { image: { data, ...A4_POINTS }, truncated: false, html, page, taken, blank: null };
@@ -258,8 +258,8 @@ async function screenshotOnce({ driver, frame, traffic, request, options, asked 
   // What the page shows of itself as the picture is taken: the warnings' page-side half.
   const inFlight = traffic.inFlightUrls();
   const area = { x: clip.x, y: clip.y, width: clip.width, height: clip.height, overlay: true, blocked: [...traffic.blockedByCapture] };
-  const probe = evaluate(driver, probePage, probeArguments(area));
-  probe.catch(() => undefined);
+  // A warning never fails the job: a page that broke what the probe calls only goes without its warnings.
+  const probe = evaluate(driver, probePage, probeArguments(area)).catch(() => NOTHING_PROBED);
   const png = await Promise.race([
     shot,
     frame.nextNavigation().then((): never => {

@@ -38,6 +38,15 @@ const FIRST_BAND_ROWS = 256;
  * the capture.
  */
 export async function oneColour(png: Buffer): Promise<string | null> {
+  try {
+    return await colourOfPicture(png);
+  } catch {
+    // A warning never fails the job: a picture sharp cannot read is not called blank.
+    return null;
+  }
+}
+
+async function colourOfPicture(png: Buffer): Promise<string | null> {
   const height = png.readUInt32BE(20);
   if (height > FIRST_BAND_ROWS) {
     const band = sharp(png, { limitInputPixels: false, sequentialRead: true }).extract({ left: 0, top: 0, width: png.readUInt32BE(16), height: FIRST_BAND_ROWS });

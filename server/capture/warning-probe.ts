@@ -24,6 +24,9 @@ export interface PageProbe {
   overlay: { share: number; element: string } | null;
 }
 
+/** What a probe that could not run says: nothing (a page that broke the functions it calls still gets its picture). */
+export const NOTHING_PROBED: PageProbe = { images: { failed: 0, loading: 0, first: null }, fonts: { failed: [], loading: [] }, overlay: null };
+
 /** Columns and rows of the grid of points the overlay is looked for at. */
 const GRID = { columns: 16, rows: 12 };
 

@@ -81,6 +81,12 @@ describe('the warnings of a capture', () => {
     expect(result.warnings).toEqual([]);
   });
 
+  it('still captures a page that broke the functions the probe calls, going without the warnings it gives', async () => {
+    const result = await capture('/warn/hostile.html');
+    expect(result.width).toBe(1920);
+    expect(result.warnings).toEqual([]);
+  });
+
   it('says truncated when a full page is cut at the height cap, with both heights', async () => {
     const result = await capture('/tall.html?h=5000', { fullPage: true, maxHeight: 2000 });
     expect(result.truncated).toBe(true);
