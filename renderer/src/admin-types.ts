@@ -3,9 +3,9 @@
 // server code reaches the bundle.
 
 import type { Account, AdminJob, ApiKey, ApiKeyCreated, Plan, Settings, Status, UsageByDay, WebhookDelivery } from '../../server/api/schemas/admin.js';
-import type { JobStatus, QueueStats } from '../../server/api/schemas/common.js';
+import type { CaptureWarning, JobStatus, QueueStats } from '../../server/api/schemas/common.js';
 
-export type { Account, AdminJob, JobStatus,Plan, Settings, Status, WebhookDelivery };
+export type { Account, AdminJob, CaptureWarning, JobStatus,Plan, Settings, Status, WebhookDelivery };
 export type QueueState = QueueStats;
 export type Key = ApiKey;
 /** Only the create answer carries the secret key, and only once. */

@@ -3,10 +3,12 @@ import type { Logger } from '../logger.js';
 import { clipFor, clipForRect } from './capture-clip.js';
 import { captureTimedOut, loadTimedOut } from './capture-failures.js';
 import type { CaptureOptions } from './capture-options.js';
+import { type BlankCheck, captureWarnings, retakeIfBlank, type TakenPicture } from './capture-warnings.js';
 import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
 import { captureImage, type EncodedImage } from './image-encoder.js';
 import { MainFrame } from './main-frame.js';
+import { PageConsole } from './page-console.js';
 import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
 import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './page-options.js';
@@ -16,6 +18,7 @@ import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { blockRequests } from './request-blocking.js';
 import type { Tripwire } from './tripwire.js';
+import { NOTHING_PROBED, type PageProbe, probeArguments, probePage } from './warning-probe.js';
 
 /** What an engine tells the pipeline about its page, beyond the driver. */
 export interface PipelineOptions {
@@ -47,6 +50,7 @@ interface Capture {
   driver: PageDriver;
   frame: MainFrame;
   traffic: PageTraffic;
+  console: PageConsole;
   request: CaptureRequest;
   options: PipelineOptions;
   /** The request's options (none: `{}`). */
@@ -69,12 +73,13 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
   const { url, captureTimeoutMs } = request;
   const frame = new MainFrame(driver);
   const traffic = new PageTraffic(driver, frame, options.proxyServer);
-  const capture: Capture = { driver, frame, traffic, request, options, asked: request.options ?? {}, stopHeaders: () => undefined };
+  const pageConsole = new PageConsole(driver, frame);
+  const capture: Capture = { driver, frame, traffic, console: pageConsole, request, options, asked: request.options ?? {}, stopHeaders: () => undefined };
   try {
     await load(capture);
     report(request, 40);
     const captureDeadline = Date.now() + captureTimeoutMs;
-    const { image, truncated, html, page } = await withDeadline(tripwire.race(shoot(capture, captureDeadline)), captureTimeoutMs, () =>
+    const { image, truncated, html, page, taken, blank } = await withDeadline(tripwire.race(shoot(capture, captureDeadline)), captureTimeoutMs, () =>
       captureTimedOut(url, captureTimeoutMs),
     );
     await throwIfNotThePage(traffic, url);
@@ -91,12 +96,21 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
       httpStatus: traffic.mainDocumentStatus,
       finalUrl: page.url,
       pageTitle: page.title,
+      warnings: captureWarnings({
+        blank,
+        probe: taken.probe,
+        inFlight: taken.inFlight,
+        truncated: truncated ? taken.cut : null,
+        httpStatus: traffic.mainDocumentStatus,
+        console: pageConsole.errorsOfDocument(),
+      }),
     };
   } catch (err) {
     // A step cut short by the page or the browser going away says so, not what it was doing.
     throw tripwire.error ? tripwire.error.error : err;
   } finally {
     capture.stopHeaders();
+    pageConsole.dispose();
     traffic.dispose();
     frame.dispose();
   }
@@ -119,6 +133,7 @@ async function load(capture: Capture): Promise<void> {
           blockRequests(driver, url, asked),
           prepareConsentDialogs(driver, asked),
           beforeNavigation(driver, url, options.userAgent, asked),
+          capture.console.start(),
         ]);
         capture.stopHeaders = stopHeaders;
         await navigate(driver, frame, traffic, url, options.proxyServer);
@@ -155,7 +170,7 @@ async function load(capture: Capture): Promise<void> {
  * idle (a timer right after `load`, a fetch chained to another) is captured again once they
  * are done (takeOnceQuiet).
  */
-async function shoot(capture: Capture, deadline: number): Promise<{ image: EncodedImage; truncated: boolean; html: string; page: PageFacts }> {
+async function shoot(capture: Capture, deadline: number): Promise<Shot> {
   const { driver, frame, traffic, request, options, asked } = capture;
   await dismissConsentDialogs(driver, asked, request.captureTimeoutMs / 3);
   await onFinalDocument(frame, () => beforeCapture(driver, asked, deadline));
@@ -175,18 +190,47 @@ async function shoot(capture: Capture, deadline: number): Promise<{ image: Encod
       requestsSeen = traffic.requestsStarted();
     }
   }
-  const { png, truncated, html, page } = await onFinalDocument(frame, () =>
-    takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)),
-  );
+  const first = await onFinalDocument(frame, () => takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)));
+  const blank = await retakeIfBlank(first, traffic, () => onFinalDocument(frame, () => screenshotOnce(capture)), deadline);
+  const { png, truncated, html, page } = blank.shot;
   const image = await captureImage(png, request.format, request.quality);
-  return { image, truncated, html, page };
+  return { image, truncated, html, page, taken: blank.shot, blank };
+}
+
+/** A capture's picture, its source and facts, and what its warnings are decided from. */
+interface Shot {
+  image: EncodedImage;
+  truncated: boolean;
+  html: string;
+  page: PageFacts;
+  taken: Taken;
+  /** Null for a PDF. */
+  blank: BlankCheck<TakenPicture> | null;
+}
+
+/** One screenshot with the page's source and facts, and what the page showed of itself as it was taken. */
+interface Taken extends TakenPicture {
+  truncated: boolean;
+  html: string;
+  page: PageFacts;
+  probe: PageProbe;
+  /** How much of the page a cut picture kept, of how much, in CSS pixels. */
+  cut: { keptCssPx: number; pageCssPx: number };
 }
 
 /** The page printed to PDF (A4), with its source and facts; a PDF is never cut. */
-async function printed({ driver, frame }: Capture): Promise<{ image: EncodedImage; truncated: boolean; html: string; page: PageFacts }> {
+async function printed({ driver, frame, traffic }: Capture): Promise<Shot> {
   return onFinalDocument(frame, async () => {
-    const [data, html, page] = await Promise.all([printPdf(driver), documentSource(driver), evaluate(driver, pageFacts, null)]);
-    return { image: { data, ...A4_POINTS }, truncated: false, html, page };
+    const everything = { x: 0, y: 0, width: Number.MAX_SAFE_INTEGER, height: Number.MAX_SAFE_INTEGER, overlay: false, blocked: [...traffic.blockedByCapture] };
+    const inFlight = traffic.inFlightUrls();
+    const [data, html, page, probe] = await Promise.all([
+      printPdf(driver),
+      documentSource(driver),
+      evaluate(driver, pageFacts, null),
+      evaluate(driver, probePage, probeArguments(everything)).catch(() => NOTHING_PROBED),
+    ]);
+    const taken = { png: data, inFlight, truncated: false, html, page, probe, cut: { keptCssPx: 0, pageCssPx: 0 } };
+    return { image: { data, ...A4_POINTS }, truncated: false, html, page, taken, blank: null };
   });
 }
 
@@ -194,7 +238,7 @@ async function printed({ driver, frame }: Capture): Promise<{ image: EncodedImag
  * Measures the page, then takes the screenshot while Chromium serialises the document. The
  * page may use the bitmap's size in memory beyond its limit meanwhile (`allowMemory`).
  */
-async function screenshotOnce({ driver, frame, request, options, asked }: Capture): Promise<{ png: Buffer; truncated: boolean; html: string; page: PageFacts }> {
+async function screenshotOnce({ driver, frame, traffic, request, options, asked }: Capture): Promise<Taken> {
   const frameFallbackMs = options.frameFallbackMs ?? 0;
   const dpr = request.preset.deviceScaleFactor;
   const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
@@ -211,13 +255,19 @@ async function screenshotOnce({ driver, frame, request, options, asked }: Captur
   source.catch(() => undefined);
   const facts = evaluate(driver, pageFacts, null);
   facts.catch(() => undefined);
+  // What the page shows of itself as the picture is taken: the warnings' page-side half.
+  const inFlight = traffic.inFlightUrls();
+  const area = { x: clip.x, y: clip.y, width: clip.width, height: clip.height, overlay: true, blocked: [...traffic.blockedByCapture] };
+  // A warning never fails the job: a page that broke what the probe calls only goes without its warnings.
+  const probe = evaluate(driver, probePage, probeArguments(area)).catch(() => NOTHING_PROBED);
   const png = await Promise.race([
     shot,
     frame.nextNavigation().then((): never => {
       throw new Error('The page navigated during the screenshot');
     }),
   ]);
-  return { png, truncated, html: await source, page: await facts };
+  const cut = { keptCssPx: clip.height, pageCssPx: rect ? rect.height : geometry.fullHeight };
+  return { png, inFlight, truncated, html: await source, page: await facts, probe: await probe, cut };
 }
 
 /** Fails with the reason when the document shown is not the page asked for (the egress proxy's answer). */

@@ -1,4 +1,5 @@
 import type { CaptureOptions } from './capture-options.js';
+import type { CaptureWarning } from './capture-warnings.js';
 import type { Preset } from './presets.js';
 
 /** What a capture produces: an image, or a PDF of the page. */
@@ -62,6 +63,8 @@ export interface CaptureResult {
   finalUrl: string;
   /** The document's title, as `document.title` gives it ('' when none). */
   pageTitle: string;
+  /** What may be wrong with the picture (capture-warnings.ts); [] when all is well. */
+  warnings: CaptureWarning[];
 }
 
 /**

@@ -117,6 +117,10 @@ export interface CdpEvents {
   'Fetch.requestPaused': { requestId: string; request: { url: string; headers: Record<string, string> }; resourceType: string; frameId: string };
   /** The page called a function added with Runtime.addBinding. */
   'Runtime.bindingCalled': { name: string; payload: string; executionContextId: number };
+  /** A console call (Runtime.enable): `type` is `log`, `error`, `assert`…; `args` its arguments, previewed. */
+  'Runtime.consoleAPICalled': { type: string; args: Array<{ value?: unknown; description?: string }> };
+  /** An exception no script caught (Runtime.enable). */
+  'Runtime.exceptionThrown': { exceptionDetails: { text: string; exception?: { description?: string } } };
 }
 
 export type CdpEventHandler<E extends keyof CdpEvents> = (params: CdpEvents[E]) => void;

@@ -12,6 +12,8 @@ import { tunnelFailure } from './tunnel-failure.js';
  */
 const QUIET_MS = 50;
 const POLL_MS = 20;
+/** How a request blocked by request-blocking.ts fails (Chromium adds `.Inspector` when the blocking is a session's). */
+const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
 
 /** A request in flight: where it goes now (after redirects) and whether it is the main frame's document. */
 interface InFlight {
@@ -35,6 +37,8 @@ export class PageTraffic implements PageNetwork {
   mainDocumentStatus: number | null = null;
   /** The address of that document when the proxy refused its tunnel (denied or unreachable), else null. */
   mainDocumentTunnelRefused: string | null = null;
+  /** Addresses of sub-requests the capture's own blocking failed (block_ads, block_trackers: net::ERR_BLOCKED_BY_CLIENT). */
+  readonly blockedByCapture = new Set<string>();
   private readonly inFlight = new Map<string, InFlight>();
   /** Sub-requests counted in blockedRequests, which a refusal may report twice (see the events). */
   private readonly refused = new Set<string>();
@@ -69,6 +73,7 @@ export class PageTraffic implements PageNetwork {
       'Network.loadingFinished': ({ requestId }) => void this.settle(requestId),
       'Network.loadingFailed': ({ requestId, errorText }) => {
         const request = this.settle(requestId);
+        if (request && errorText.startsWith(BLOCKED_BY_CLIENT)) this.blockedByCapture.add(request.url);
         if (!request || !isTunnelRefusal(errorText)) return;
         if (request.mainDocument) this.mainDocumentTunnelRefused = request.url;
         else this.noteBlocked(requestId);
@@ -100,6 +105,11 @@ export class PageTraffic implements PageNetwork {
     if (unreachable) return unreachableFailure(url, unreachable.url, unreachable.code);
     const tunnel = this.mainDocumentTunnelRefused;
     return tunnel === null ? null : tunnelFailure(this.proxyServer, url, tunnel);
+  }
+
+  /** The addresses of the requests in flight now (capture-warnings.ts: network_busy). */
+  inFlightUrls(): string[] {
+    return [...this.inFlight.values()].map((request) => request.url);
   }
 
   /** Requests the page has started so far; a change means the network was busy again. */

@@ -1,3 +1,4 @@
+import type { CaptureWarning } from '../capture/capture-warnings.js';
 import type { ImageFormat } from '../capture/engine.js';
 import type { DeviceName, PresetName } from '../capture/presets.js';
 import type { JobOptions, JobSecrets, SecretNames } from './job-options.js';
@@ -57,6 +58,8 @@ export interface JobRecord {
   final_url?: string | null;
   /** The document's title (completed jobs). */
   page_title?: string | null;
+  /** What may be wrong with the picture (completed jobs); absent on jobs of earlier versions, which read as []. */
+  warnings?: CaptureWarning[];
   /** Set when the request asked for a cached result (cache_ttl > 0): see resultCacheKey. */
   cache_key?: string;
   /** Cluster mode: the node running the job, and until when its claim holds unless renewed. */

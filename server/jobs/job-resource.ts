@@ -9,7 +9,7 @@ export const screenshotUrl = (baseUrl: string, imageFile: string) => `${baseUrl}
 
 /**
  * The job as the status endpoint returns it, with the specification's presence rules:
- * screenshot_url, completed_at and has_page_source only when completed, error only when
+ * screenshot_url, completed_at, has_page_source and warnings only when completed, error only when
  * failed, page_source only when asked for (and stored).
  */
 export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: string | null): Record<string, unknown> {
@@ -33,6 +33,7 @@ export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: s
     if (job.http_status !== undefined) resource.http_status = job.http_status;
     if (typeof job.final_url === 'string') resource.final_url = job.final_url;
     if (typeof job.page_title === 'string') resource.page_title = job.page_title;
+    resource.warnings = job.warnings ?? [];
   }
   if (job.status === 'failed') resource.error = job.error ?? 'The capture failed';
   if (typeof pageSource === 'string') resource.page_source = pageSource;

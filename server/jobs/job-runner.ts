@@ -387,6 +387,7 @@ export class JobRunner {
         http_status: result.httpStatus,
         final_url: result.finalUrl,
         page_title: result.pageTitle,
+        warnings: result.warnings,
         sealed_secrets: null,
       });
       held(endStored);

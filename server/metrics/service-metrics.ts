@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+import { WARNING_CODES } from '../capture/capture-warnings.js';
 import { EgressDeniedError } from '../egress/policy.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
@@ -38,6 +39,7 @@ export class ServiceMetrics {
   private readonly jobsEnded: Counter<'status'>;
   private readonly jobsFailed: Counter<'failure_class'>;
   private readonly captureSeconds: Histogram<'preset' | 'full_page'>;
+  private readonly captureWarnings: Counter<'code'>;
   private readonly browserRestarts: Counter<'reason'>;
   private readonly browserKills: Counter;
   private readonly captureCrashes: Counter;
@@ -118,6 +120,12 @@ export class ServiceMetrics {
       buckets: CAPTURE_BUCKETS,
       registers,
     });
+    this.captureWarnings = new Counter({
+      name: 'screenshot_capture_warnings_total',
+      help: 'Warnings of completed jobs (blank picture, images or fonts not loaded, overlay, cut, HTTP error, console errors, network busy), by code',
+      labelNames: ['code'],
+      registers,
+    });
     this.browserRestarts = new Counter({
       name: 'screenshot_browser_restarts_total',
       help: 'Browsers started to replace another: recycled after its captures, or exited (crashed or killed)',
@@ -181,6 +189,7 @@ export class ServiceMetrics {
     for (const status of ['completed', 'failed']) this.jobsEnded.inc({ status }, 0);
     for (const failure_class of FAILURE_CLASSES) this.jobsFailed.inc({ failure_class }, 0);
     for (const reason of ['recycled', 'exited']) this.browserRestarts.inc({ reason }, 0);
+    for (const code of WARNING_CODES) this.captureWarnings.inc({ code }, 0);
   }
 
   /** Where the gauges read from; set once the services exist. */
@@ -209,6 +218,7 @@ export class ServiceMetrics {
     if (job.status === 'completed' && typeof job.duration_ms === 'number') {
       this.captureSeconds.observe({ preset: job.preset, full_page: String(job.full_page) }, job.duration_ms / 1000);
     }
+    for (const warning of job.warnings ?? []) this.captureWarnings.inc({ code: warning.code });
   }
 
   /** JobRunner: why a job failed. */

@@ -98,9 +98,10 @@ describe('GET /v1/screenshot/{job_id}', () => {
     expect(Object.keys(job).sort()).toEqual(
       [
         ...['job_id', 'status', 'progress', 'url', 'preset', 'full_page', 'googlebot', 'created_at', 'screenshot_url', 'completed_at', 'has_page_source'],
-        ...['http_status', 'final_url', 'page_title'],
+        ...['http_status', 'final_url', 'page_title', 'warnings'],
       ].sort(),
     );
+    expect(job.warnings).toEqual([]);
     expect(job).toMatchObject({ status: 'completed', progress: 100, url: `${fixtures.url}/small.html`, preset: 'desktop', has_page_source: true });
     expect(job).toMatchObject({ http_status: 200, final_url: `${fixtures.url}/small.html`, page_title: 'Small page' });
     expect(job.completed_at).toMatch(SPEC_TIME);

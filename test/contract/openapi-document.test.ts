@@ -95,8 +95,12 @@ describe('the v1 document', () => {
       screenshot_url: 'http://h/v1/files/x.png',
       completed_at: '2026-01-01 00:00:01',
       has_page_source: true,
+      warnings: [{ code: 'overlay', message: 'A fixed element covers 60% of the viewport' }],
     };
     expect(checker.checkSchema('ScreenshotJob', completed)).toEqual([]);
+    const { warnings: _none, ...withoutWarnings } = completed;
+    expect(checker.checkSchema('ScreenshotJob', withoutWarnings)).not.toEqual([]);
+    expect(checker.checkSchema('ScreenshotJob', { ...completed, warnings: [{ code: 'ugly', message: 'x' }] })).not.toEqual([]);
     expect(checker.checkSchema('ScreenshotJob', { ...completed, error: 'boom' })).not.toEqual([]);
     const { screenshot_url: _omit, ...withoutImage } = completed;
     expect(checker.checkSchema('ScreenshotJob', withoutImage)).not.toEqual([]);

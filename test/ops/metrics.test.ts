@@ -66,6 +66,7 @@ describe('GET /metrics', () => {
       'screenshot_http_request_duration_seconds',
       'screenshot_rate_limit_refusals_total',
       'screenshot_result_cache_total',
+      'screenshot_capture_warnings_total',
       'process_resident_memory_bytes',
     ]) {
       expect(families.has(name), name).toBe(true);

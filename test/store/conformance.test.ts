@@ -117,6 +117,19 @@ describe.each([
       expect(await stores.jobs.update('no-such-job', { progress: 5 })).toBe(false);
     });
 
+    it("keeps a completed job's warnings whole, and a job written without them reads back without them", async () => {
+      const job = waitingJob();
+      const older = jobRecord();
+      await stores.jobs.insert([job, older]);
+      const warnings = [
+        { code: 'images_not_loaded', message: '2 images in the picture are missing: 2 failed to load (first: https://example.com/a.png).' },
+        { code: 'console_errors', message: 'The page reported 1 error to its console (first: "quoted" \\ ünïcode).' },
+      ] as const;
+      expect(await stores.jobs.update(job._id, { status: 'completed', progress: 100, warnings: [...warnings] })).toBe(true);
+      expect((await stores.jobs.get(job._id))?.warnings).toEqual(warnings);
+      expect(await stores.jobs.get(older._id)).not.toHaveProperty('warnings');
+    });
+
     it('keeps a job whose page title holds a NUL character (PostgreSQL stores it as U+FFFD)', async () => {
       const job = jobRecord();
       await stores.jobs.insert([job]);

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 
 import type { AdminJob, WebhookDelivery } from '../admin-types.js';
 import { api, apiText, query } from '../api-client.js';
+import { WarningList } from '../components/capture-warnings.js';
 import { LoadError } from '../components/load-error.js';
 import { Modal } from '../components/modal.js';
 import { StatusBadge } from '../components/status-badge.js';
@@ -120,6 +121,7 @@ function JobDetails({ job }: { job: AdminJob }) {
           </a>
         )}
       </div>
+      {done && <WarningList warnings={done.warnings} />}
       <JobOptions options={job.options} />
       {done?.has_page_source && !job.expired && <PageSource jobId={job.job_id} />}
       {job.callback_url && <Webhooks job={job} />}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 
 import type { Account, AdminJob, JobPage, JobStatus, Status } from '../admin-types.js';
 import { api, query } from '../api-client.js';
+import { WarningMark } from '../components/capture-warnings.js';
 import { EmptyState } from '../components/empty-state.js';
 import { SelectField } from '../components/fields.js';
 import { LoadError } from '../components/load-error.js';
@@ -151,6 +152,7 @@ function JobRow({ job, onOpen }: { job: AdminJob; onOpen: () => void }) {
       <td>{job.email ?? <span class="muted">deleted account</span>}</td>
       <td>
         <StatusBadge status={job.status} progress={job.progress} />
+        {job.status === 'completed' && <WarningMark warnings={job.warnings} />}
       </td>
       <td>
         <time dateTime={job.created_at} title={formatAbsolute(job.created_at)}>

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox';
 
+import { WARNING_CODES } from '../../capture/capture-warnings.js';
 import { DEVICE_NAMES } from '../../capture/presets.js';
 
 // Shapes both APIs share. Every request and response shape of v1 and the admin API is
@@ -69,6 +70,23 @@ const jobBase = {
   created_at: SpecTime,
 };
 
+/** One thing a completed capture's picture may get wrong; the code is for programs, the message for people. */
+export const CaptureWarning = Type.Object(
+  {
+    code: Type.Enum([...WARNING_CODES], {
+      description:
+        'blank: the picture is one colour; images_not_loaded: images in the picture failed or had not loaded (counted); ' +
+        'fonts_not_loaded: web fonts failed or had not loaded (named); overlay: a fixed element (a dialog, a banner) covers more than a third of the viewport; ' +
+        'truncated: the page was cut at the height a capture may have; http_error: the page answered 4xx or 5xx and was captured; ' +
+        'console_errors: the page reported errors to its console (counted); network_busy: requests were still in flight at capture, ' +
+        'or a blank first picture was taken again once they ended',
+    }),
+    message: Type.String({ description: 'What was found, with counts, names or sizes' }),
+  },
+  { additionalProperties: false },
+);
+export type CaptureWarning = Static<typeof CaptureWarning>;
+
 const completedFields = {
   screenshot_url: Type.String({
     format: 'uri',
@@ -88,6 +106,9 @@ const completedFields = {
   ),
   final_url: Type.Optional(Type.String({ description: 'The address of the page captured, after redirects' })),
   page_title: Type.Optional(Type.String({ description: "The page's title ('' when it has none)" })),
+  warnings: Type.Array(CaptureWarning, {
+    description: 'What may be wrong with the picture, in a fixed order of codes; empty when all is well. A warning never fails the job',
+  }),
 };
 
 /**

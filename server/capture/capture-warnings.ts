@@ -1,0 +1,169 @@
+import sharp from 'sharp';
+
+import type { PageProbe } from './warning-probe.js';
+
+/** What a completed capture may warn of; the README says what each means and what to do. */
+export const WARNING_CODES = [
+  'blank',
+  'images_not_loaded',
+  'fonts_not_loaded',
+  'overlay',
+  'truncated',
+  'http_error',
+  'console_errors',
+  'network_busy',
+] as const;
+export type WarningCode = (typeof WARNING_CODES)[number];
+
+/** One thing a completed capture's picture may get wrong. A warning never fails the job. */
+export interface CaptureWarning {
+  code: WarningCode;
+  message: string;
+}
+
+/** A fixed element covering more than this share of the viewport is an overlay. */
+export const OVERLAY_SHARE = 1 / 3;
+/** The longest wait for a busy page's network to quiet before a blank picture is taken again. */
+const RETAKE_WAIT_MAX_MS = 5_000;
+
+/** Rows of a picture checked first: most pictures differ within them, and the rest is never decoded. */
+const FIRST_BAND_ROWS = 256;
+
+/**
+ * The colour (`#rrggbb`) of a picture that is all one colour, or null. The picture is the PNG
+ * Chromium rendered, so its pixels are exact (JPEG and WebP are encoded from it). sharp decodes it
+ * on libvips threads, off the event loop, the top rows first (a PNG is decoded from the top, and
+ * only as far as asked), and the whole picture only when they are all one colour; each row is
+ * compared with a row of the first pixel (memcmp). bench/capture-warnings.ts measures it against
+ * the capture.
+ */
+export async function oneColour(png: Buffer): Promise<string | null> {
+  try {
+    return await colourOfPicture(png);
+  } catch {
+    // A warning never fails the job: a picture sharp cannot read is not called blank.
+    return null;
+  }
+}
+
+async function colourOfPicture(png: Buffer): Promise<string | null> {
+  const height = png.readUInt32BE(20);
+  if (height > FIRST_BAND_ROWS) {
+    const band = sharp(png, { limitInputPixels: false, sequentialRead: true }).extract({ left: 0, top: 0, width: png.readUInt32BE(16), height: FIRST_BAND_ROWS });
+    if ((await colourOf(band)) === null) return null;
+  }
+  return colourOf(sharp(png, { limitInputPixels: false, sequentialRead: true }));
+}
+
+async function colourOf(image: sharp.Sharp): Promise<string | null> {
+  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
+  const pixel = data.subarray(0, info.channels);
+  const rowBytes = info.width * info.channels;
+  const row = Buffer.alloc(rowBytes, pixel);
+  for (let at = 0; at < data.length; at += rowBytes) {
+    if (row.compare(data, at, at + rowBytes) !== 0) return null;
+  }
+  const rgb = info.channels >= 3 ? [...pixel.subarray(0, 3)] : [pixel[0]!, pixel[0]!, pixel[0]!];
+  return `#${rgb.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** A picture as the pipeline took it, with what was in flight as it was taken. */
+export interface TakenPicture {
+  png: Buffer;
+  /** Addresses of the requests in flight as the picture was taken. */
+  inFlight: string[];
+}
+
+/** How a picture's blankness was decided: its colour when one, and whether it was taken again. */
+export interface BlankCheck<T extends TakenPicture> {
+  shot: T;
+  /** The colour of the final picture when it is one colour, else null. */
+  blank: string | null;
+  /** Set when a blank picture of a busy page was taken again: how many requests were in flight, and how long the wait was. */
+  retaken: { inFlight: number; waitedMs: number } | null;
+}
+
+/**
+ * Checks a picture for being one colour. A blank picture of a page that still had requests in
+ * flight is taken again (`retake`), once, after the network has quieted (at most 5 s, and half of
+ * what is left until `deadline`): a page that paints only once its data arrives is then shown.
+ */
+export async function retakeIfBlank<T extends TakenPicture>(
+  first: T,
+  network: { networkIdle(maxMs: number): Promise<void> },
+  retake: () => Promise<T>,
+  deadline: number,
+): Promise<BlankCheck<T>> {
+  const blank = await oneColour(first.png);
+  if (blank === null || first.inFlight.length === 0) return { shot: first, blank, retaken: null };
+  const started = Date.now();
+  await network.networkIdle(Math.max(0, Math.min(RETAKE_WAIT_MAX_MS, (deadline - started) / 2)));
+  const waitedMs = Date.now() - started;
+  const shot = await retake();
+  return { shot, blank: await oneColour(shot.png), retaken: { inFlight: first.inFlight.length, waitedMs } };
+}
+
+/** Everything the warnings of one capture are decided from. */
+export interface CaptureVerdict {
+  /** Null for a PDF, which is not checked for one colour. */
+  blank: BlankCheck<TakenPicture> | null;
+  probe: PageProbe;
+  /** Addresses of the requests in flight as the final picture was taken. */
+  inFlight: string[];
+  truncated: { keptCssPx: number; pageCssPx: number } | null;
+  httpStatus: number | null;
+  console: { count: number; first: string | null };
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const quoted = (names: string[]) => names.map((name) => `"${name}"`).join(', ');
+
+/** The warnings of a capture, in the order of WARNING_CODES; [] when all is well. */
+export function captureWarnings(verdict: CaptureVerdict): CaptureWarning[] {
+  const warnings: CaptureWarning[] = [];
+  const add = (code: WarningCode, message: string) => warnings.push({ code, message });
+  const { blank, probe } = verdict;
+  if (blank?.blank) {
+    add(
+      'blank',
+      blank.retaken
+        ? `The picture is one colour (${blank.blank}), also when taken again after the page's requests in flight had ended or ${blank.retaken.waitedMs} ms had passed.`
+        : `The picture is one colour (${blank.blank}): the page showed nothing but its background.`,
+    );
+  }
+  const { failed, loading, first } = probe.images;
+  if (failed + loading > 0) {
+    const parts = [failed > 0 ? `${failed} failed to load` : '', loading > 0 ? `${loading} had not finished loading` : ''].filter(Boolean);
+    add('images_not_loaded', `${plural(failed + loading, 'image')} in the picture ${failed + loading === 1 ? 'is' : 'are'} missing: ${parts.join(', ')} (first: ${first}).`);
+  }
+  const { fonts } = probe;
+  if (fonts.failed.length + fonts.loading.length > 0) {
+    const parts = [
+      fonts.failed.length > 0 ? `${quoted(fonts.failed)} failed to load` : '',
+      fonts.loading.length > 0 ? `${quoted(fonts.loading)} had not finished loading` : '',
+    ].filter(Boolean);
+    add('fonts_not_loaded', `Web fonts ${parts.join('; ')}: text in them is drawn in a fallback font.`);
+  }
+  if (probe.overlay && probe.overlay.share > OVERLAY_SHARE) {
+    add('overlay', `A fixed element (${probe.overlay.element}) covers ${Math.round(probe.overlay.share * 100)}% of the viewport over the page: a dialog or banner may hide it.`);
+  }
+  if (verdict.truncated) {
+    add('truncated', `The page is ${Math.round(verdict.truncated.pageCssPx)} px tall; the picture stops at ${Math.round(verdict.truncated.keptCssPx)} px, the most a capture may have.`);
+  }
+  if (verdict.httpStatus !== null && verdict.httpStatus >= 400) {
+    add('http_error', `The page answered HTTP ${verdict.httpStatus}; the picture shows what came with that answer.`);
+  }
+  if (verdict.console.count > 0) {
+    add('console_errors', `The page reported ${plural(verdict.console.count, 'error')} to its console (first: ${verdict.console.first}).`);
+  }
+  const { inFlight } = verdict;
+  if (inFlight.length > 0) {
+    add('network_busy', `${plural(inFlight.length, 'request was', 'requests were')} still in flight at capture (first: ${inFlight[0]}).`);
+  } else if (blank?.retaken && !blank.blank) {
+    add(
+      'network_busy',
+      `The first picture was one colour while ${plural(blank.retaken.inFlight, 'request was', 'requests were')} in flight; it was taken again ${blank.retaken.waitedMs} ms later, once the network had quieted.`,
+    );
+  }
+  return warnings;
+}

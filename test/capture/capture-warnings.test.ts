@@ -1,0 +1,139 @@
+// Every capture's verdict: the warnings the pipeline gives a picture of a page with a problem,
+// and none for a clean page. Real Chromium through the ChromiumEngine, the fixture server's
+// /warn/ pages (test/fixtures/warning-pages.ts).
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+
+import { oneColour } from '../../server/capture/capture-warnings.js';
+import type { CaptureRequest } from '../../server/capture/engine.js';
+import { HOST_RESOLVER_RULES } from '../fixtures/blocking-pages.js';
+import { engineWithFixtures } from '../helpers/capture-engine.js';
+import { captureRequest } from './conformance-cases.js';
+
+describe('the warnings of a capture', () => {
+  // The ad and consent pages load from ad servers' names, mapped to the fixture server.
+  const setup = engineWithFixtures({ extraArgs: [`--host-resolver-rules=${HOST_RESOLVER_RULES}`] });
+  const capture = (path: string, overrides: Partial<CaptureRequest> = {}) => setup.engine.capture(captureRequest(setup.fixture.url, path, overrides));
+  const codes = (warnings: Array<{ code: string }>) => warnings.map((w) => w.code);
+
+  it('gives none for a clean page: text, a loaded image, a loaded web font, a small fixed header', async () => {
+    const result = await capture('/warn/clean.html');
+    expect(result.warnings).toEqual([]);
+    const full = await capture('/warn/clean.html', { fullPage: true });
+    expect(full.warnings).toEqual([]);
+  });
+
+  it('says blank when the picture is one colour, with the colour', async () => {
+    const result = await capture('/warn/blank.html');
+    expect(result.warnings).toEqual([{ code: 'blank', message: expect.stringContaining('#ffffff') }]);
+  });
+
+  it('says blank for a JPEG and a WebP of a blank page too', async () => {
+    for (const format of ['jpeg', 'webp'] as const) {
+      const result = await capture('/warn/blank.html', { format });
+      expect(codes(result.warnings)).toEqual(['blank']);
+    }
+  });
+
+  it('counts the images in the picture that failed to load, and not those below it', async () => {
+    const result = await capture('/warn/broken-images.html');
+    expect(codes(result.warnings)).toEqual(['images_not_loaded']);
+    expect(result.warnings[0]!.message).toMatch(/^2 images in the picture are missing: 2 failed to load \(first: .*\/warn\/missing\.png\?a\)/);
+    // A full page shows the third one too.
+    const full = await capture('/warn/broken-images.html', { fullPage: true });
+    expect(full.warnings[0]!.message).toMatch(/^3 images in the picture/);
+  });
+
+  it('counts an image still loading at capture', async () => {
+    const result = await capture('/stalled-image.html', { navigationTimeoutMs: 3_000 });
+    expect(codes(result.warnings)).toEqual(['images_not_loaded', 'network_busy']);
+    expect(result.warnings[0]!.message).toMatch(/^1 image in the picture is missing: 1 had not finished loading \(first: .*\/hang\)/);
+  });
+
+  it('names the web fonts that failed to load', async () => {
+    const result = await capture('/warn/font-fails.html');
+    expect(result.warnings).toEqual([{ code: 'fonts_not_loaded', message: expect.stringContaining('"Missing" failed to load') }]);
+  });
+
+  it('says overlay when a fixed element covers more than a third of the viewport, naming it', async () => {
+    const result = await capture('/warn/overlay.html');
+    expect(codes(result.warnings)).toEqual(['overlay']);
+    expect(result.warnings[0]!.message).toMatch(/^A fixed element \(div#consent\) covers (5[0-9]|6[0-9])% of the viewport/);
+  });
+
+  it('says overlay for a consent dialog built like OneTrust\'s, and not once block_cookie_banners took it away', async () => {
+    const shown = await capture('/blocking/onetrust.html');
+    expect(codes(shown.warnings)).toEqual(['overlay']);
+    // The dialog's dark backdrop is the largest fixed element over the page.
+    expect(shown.warnings[0]!.message).toMatch(/^A fixed element \(div\.onetrust-pc-dark-filter.*\) covers \d+% of the viewport/);
+    const dismissed = await capture('/blocking/onetrust.html', { options: { blockCookieBanners: true } });
+    expect(codes(dismissed.warnings)).not.toContain('overlay');
+  });
+
+  it('does not count an image the capture blocked on purpose (block_ads)', async () => {
+    const blocked = await capture('/blocking/ad.html', { options: { blockAds: true } });
+    expect(blocked.blockedRequests).toBe(0);
+    expect(blocked.warnings).toEqual([]);
+  });
+
+  it('says no overlay for a fixed element that holds the whole page (an app shell)', async () => {
+    const result = await capture('/warn/fixed-shell.html');
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('still captures a page that broke the functions the probe calls, going without the warnings it gives', async () => {
+    const result = await capture('/warn/hostile.html');
+    expect(result.width).toBe(1920);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('says truncated when a full page is cut at the height cap, with both heights', async () => {
+    const result = await capture('/tall.html?h=5000', { fullPage: true, maxHeight: 2000 });
+    expect(result.truncated).toBe(true);
+    expect(result.warnings).toEqual([{ code: 'truncated', message: 'The page is 5000 px tall; the picture stops at 2000 px, the most a capture may have.' }]);
+  });
+
+  it('says http_error when the page answered 4xx or 5xx and was captured', async () => {
+    const result = await capture('/warn/not-found.html');
+    expect(result.warnings).toEqual([{ code: 'http_error', message: expect.stringContaining('HTTP 404') }]);
+  });
+
+  it('counts console errors and uncaught exceptions, quoting the first', async () => {
+    const result = await capture('/warn/console-errors.html');
+    expect(result.warnings).toEqual([{ code: 'console_errors', message: 'The page reported 3 errors to its console (first: first error 42).' }]);
+  });
+
+  it('says network_busy when a request is still in flight at capture', async () => {
+    const result = await capture('/warn/busy.html');
+    expect(codes(result.warnings)).toEqual(['network_busy']);
+    expect(result.warnings[0]!.message).toMatch(/^1 request was still in flight at capture \(first: .*\/hang\)/);
+  });
+
+  it('takes a blank picture of a busy page again once its network quiets, and says so', async () => {
+    const result = await capture('/warn/paints-late.html');
+    // The second picture shows the page: green behind the text.
+    expect(codes(result.warnings)).toEqual(['network_busy']);
+    expect(result.warnings[0]!.message).toMatch(/^The first picture was one colour while 1 request was in flight; it was taken again \d+ ms later/);
+    expect(result.html).toContain('Paragraph 40');
+  });
+});
+
+describe('the one-colour check of a picture', () => {
+  /** A width × height PNG of `background`, with one pixel of `dot` at (x, y) when given. */
+  async function picture(width: number, height: number, background: string, dot?: { x: number; y: number; colour: string }): Promise<Buffer> {
+    const image = sharp({ create: { width, height, channels: 3, background } });
+    if (!dot) return image.png().toBuffer();
+    const pixel = await sharp({ create: { width: 1, height: 1, channels: 3, background: dot.colour } }).png().toBuffer();
+    return image.composite([{ input: pixel, left: dot.x, top: dot.y }]).png().toBuffer();
+  }
+
+  it('names the colour of a picture that is all one colour, short or tall', async () => {
+    expect(await oneColour(await picture(320, 200, '#123456'))).toBe('#123456');
+    expect(await oneColour(await picture(320, 3000, '#ffffff'))).toBe('#ffffff');
+  });
+
+  it('finds one pixel of another colour, in the first rows and far below them', async () => {
+    expect(await oneColour(await picture(320, 3000, '#ffffff', { x: 5, y: 3, colour: '#fffffe' }))).toBeNull();
+    expect(await oneColour(await picture(320, 3000, '#ffffff', { x: 319, y: 2999, colour: '#fffffe' }))).toBeNull();
+  });
+});
