@@ -187,6 +187,16 @@ export class JobRunner {
     return this.secondsAfter(ahead, own, elsewhere * this.meanMs.viewport + Math.max(0, count - 1) * own);
   }
 
+  /** Seconds until a new job of a kind is done behind `ahead` jobs counted elsewhere (a cluster's store), each at the viewport mean. */
+  estimateBehind(ahead: number, kind: { fullPage: boolean; delayMs: number }): number {
+    return this.secondsAfter([], this.costMs(kind), ahead * this.meanMs.viewport);
+  }
+
+  /** Whether the job waits or runs here. */
+  holds(jobId: string): boolean {
+    return this.fair.find(jobId) !== undefined;
+  }
+
   /**
    * Seconds until enough of the account's jobs have ended that `count` more fit within `max`
    * (its share of the queue): its running jobs end first, then its waiting ones in the fair order.

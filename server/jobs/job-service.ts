@@ -145,6 +145,21 @@ export class JobService {
   }
 
   /**
+   * Seconds until the last of a request's new jobs (`last`, one of `count`) should be done, from
+   * the jobs the fair order takes before it: in cluster mode, where it may wait in the store,
+   * those the store counts.
+   */
+  async estimateFor(last: JobRecord, count: number, kind: { fullPage: boolean; delayMs: number }): Promise<number> {
+    const runner = this.deps.runner;
+    if (!runner.waitsInStore() || runner.holds(last._id)) return runner.estimateSeconds(count, kind, last._id);
+    // The jobs are stored already: a store that does not answer now leaves the estimate to what this node knows.
+    return this.deps.store.countAhead(last).then(
+      (ahead) => runner.estimateBehind(ahead, kind),
+      () => runner.estimateSeconds(count, kind),
+    );
+  }
+
+  /**
    * The jobs of a request, one per device, charged through `charge`. With `cache_ttl` a device
    * whose identical result completed within that many seconds, or is being captured now, gets
    * that job (`cached`), without a new capture and without a charge; the others are created.

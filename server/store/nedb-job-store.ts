@@ -95,6 +95,16 @@ export class NedbJobStore implements JobStore {
     });
   }
 
+  async countAhead(job: Pick<JobRecord, '_id' | 'turn' | 'created_at'>): Promise<number> {
+    const turn = job.turn ?? 0;
+    const queue = await this.db.find({ status: { $in: UNFINISHED_STATUSES } });
+    return queue.filter((other) => {
+      if (other.status === 'processing') return true;
+      const t = other.turn ?? 0;
+      return t < turn || (t === turn && (other.created_at < job.created_at || (other.created_at === job.created_at && other._id < job._id)));
+    }).length;
+  }
+
   async renew(node: string, ids: readonly string[], until: number): Promise<string[]> {
     const held = await this.db.find({ _id: { $in: ids }, lease_owner: node, status: 'processing' });
     if (held.length) await this.db.update({ _id: { $in: held.map((j) => j._id) } }, { $set: { lease_until: until } }, { multi: true });

@@ -50,6 +50,8 @@ export interface JobStore {
    * tie. Each job goes to one node only, however many claim at once (SKIP LOCKED in PostgreSQL).
    */
   claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]>;
+  /** Jobs running, and jobs waiting that the fair order takes before this one (the estimate of a cluster's queue). */
+  countAhead(job: Pick<JobRecord, '_id' | 'turn' | 'created_at'>): Promise<number>;
   /** Cluster mode: extends `node`'s leases of these jobs to `until`; returns the ids it still holds. */
   renew(node: string, ids: readonly string[], until: number): Promise<string[]>;
   /** Up to `limit` jobs with this result-cache key, newest first. */

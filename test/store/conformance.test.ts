@@ -273,11 +273,15 @@ describe.each([
       expect(a.map((j) => j.turn)).toEqual([0, 1, 2, 3]);
       expect(b.map((j) => j.turn)).toEqual([0, 1]);
       expect(await stores.jobs.get(b[1]._id)).toEqual(b[1]);
+      // What estimated_time_seconds counts in a cluster: A's first two and B's first run before B's second.
+      expect(await stores.jobs.countAhead(b[1])).toBe(3);
       // Turn 0: A's and B's first (the older first); turn 1: A's second, older than B's.
       expect(ids(await stores.jobs.claim('node-1', 3, T0, T0 + 30_000))).toEqual(ids([a[0], a[1], b[0]]));
       // C arrives while turn 1 runs: its first job takes turn 1, ahead of A's last two.
       const c = (await stores.jobs.enqueue([20, 21].map((i) => job('acc-c', i)), 100))!;
       expect(c.map((j) => j.turn)).toEqual([1, 2]);
+      // Ahead of C's first: the three running, and B's second (turn 1, older).
+      expect(await stores.jobs.countAhead(c[0])).toBe(4);
       expect(ids(await stores.jobs.claim('node-2', 3, T0, T0 + 30_000))).toEqual(ids([a[2], b[1], c[0]]));
       expect(ids(await stores.jobs.claim('node-3', 5, T0, T0 + 30_000))).toEqual(ids([a[3], c[1]]));
       // An account that comes back after its jobs ended starts at the current turn, with no turns saved up.

@@ -92,6 +92,16 @@ export class PgJobStore implements JobStore {
     return rows.map((r) => r.doc).sort((a, b) => a.created_at - b.created_at || (a._id < b._id ? -1 : 1));
   }
 
+  async countAhead(job: Pick<JobRecord, '_id' | 'turn' | 'created_at'>): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs
+        WHERE status IN ('pending', 'processing')
+          AND (status = 'processing' OR (${TURN}, created_at, id) < ($1::bigint, $2::bigint, $3::text))`,
+      [job.turn ?? 0, job.created_at, job._id],
+    );
+    return rows[0].n;
+  }
+
   async renew(node: string, ids: readonly string[], until: number): Promise<string[]> {
     if (ids.length === 0) return [];
     const { rows } = await this.pool.query<{ id: string }>(
