@@ -87,6 +87,35 @@ describe('one account flooding the queue', () => {
   }, 120_000);
 });
 
+describe('the fair order across a restart', () => {
+  it('runs the jobs re-queued at start in their turns, not first come first served', async () => {
+    const first = await startTestServer({ concurrency: 1, browsers: 1, ratePerSecond: 10_000 });
+    const dataDir = first.dataDir;
+    first.srv.services.jobs.pause();
+    const a = await first.account();
+    const b = await first.account();
+    const flood: string[] = [];
+    for (let i = 0; i < 4; i++) flood.push((await (await first.v1('POST', '/screenshot', a.key, { url: `${fixtures.url}/small.html?r=${i}`, width: 320, height: 240 })).json()).job_id);
+    const single = (await (await first.v1('POST', '/screenshot', b.key, { url: `${fixtures.url}/small.html?r=b`, width: 320, height: 240 })).json()).job_id;
+    // Stopped with every job still waiting; the directory stays for the next start.
+    await first.srv.close();
+
+    const second = await startTestServer({ dataDir, concurrency: 1, browsers: 1, ratePerSecond: 10_000 });
+    try {
+      const ended = await waitForJob(second, b.key, single, 60_000);
+      expect(ended.status).toBe('completed');
+      for (const id of flood) await waitForJob(second, a.key, id, 60_000);
+      const jobs = second.srv.services.stores.jobs;
+      const started = await Promise.all([...flood, single].map(async (id) => ({ id, at: (await jobs.get(id))!.started_at! })));
+      const order = started.sort((x, y) => x.at - y.at).map((j) => j.id);
+      // A's oldest first (turn 0, queued before B's), then B's (turn 0), then the rest of A's.
+      expect(order).toEqual([flood[0], single, ...flood.slice(1)]);
+    } finally {
+      await second.close();
+    }
+  }, 120_000);
+});
+
 /** Until no job waits or runs. */
 async function waitForQueue(s: TestServer): Promise<void> {
   const deadline = Date.now() + 90_000;
