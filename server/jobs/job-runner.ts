@@ -62,6 +62,18 @@ export interface QueueStats {
 const INITIAL_MEAN_MS = 3000;
 const INITIAL_FULL_PAGE_MEAN_MS = 6000;
 
+/** What the runner needs of a job to queue it. */
+type QueueableJob = Pick<JobRecord, '_id' | 'account_id' | 'turn' | 'created_at' | 'full_page' | 'options'>;
+
+const queuedJob = (job: QueueableJob): QueuedJob => ({
+  id: job._id,
+  accountId: job.account_id,
+  turn: job.turn ?? 0,
+  createdAt: job.created_at,
+  fullPage: job.full_page,
+  delayMs: job.options?.delayMs ?? 0,
+});
+
 /** 144 random bits: the image address is the only thing protecting the image. */
 const newImageToken = () => crypto.randomBytes(18).toString('base64url');
 
@@ -90,8 +102,8 @@ export class JobRunner {
   private stopping = false;
   /**
    * The jobs waiting for a slot here, in the fair order (round-robin by account), and those
-   * running. The p-queue holds one anonymous turn per waiting job: when a turn gets a slot, it
-   * runs whichever job the fair order names then.
+   * running. The p-queue holds one run per waiting job (addRun): when a run gets a slot, it
+   * takes whichever job the fair order names then.
    */
   private readonly fair = new FairQueue();
   /** Cluster mode: jobs this node claimed (waiting in its queue or running). */
@@ -224,7 +236,7 @@ export class JobRunner {
    * Queues a stored pending job; its kind (full page, delay) counts for the estimate. In cluster
    * mode it waits in the store for a node to claim it.
    */
-  enqueue(job: Pick<JobRecord, '_id' | 'account_id' | 'turn' | 'created_at' | 'full_page' | 'options'>): void {
+  enqueue(job: QueueableJob): void {
     if (this.deps.cluster) {
       this.sharedPending++;
       this.poke();
@@ -233,17 +245,15 @@ export class JobRunner {
     this.runLocally(job);
   }
 
-  /** Puts the job in the fair order, and a turn in the queue that runs whichever job that order names when it starts. */
-  private runLocally(job: Pick<JobRecord, '_id' | 'account_id' | 'turn' | 'created_at' | 'full_page' | 'options'>): void {
-    this.fair.push({
-      id: job._id,
-      accountId: job.account_id,
-      turn: job.turn ?? 0,
-      createdAt: job.created_at,
-      fullPage: job.full_page,
-      delayMs: job.options?.delayMs ?? 0,
-    });
-    const turn = async () => {
+  /** Puts the job in the fair order, and one run in the queue. */
+  private runLocally(job: QueueableJob): void {
+    this.fair.push(queuedJob(job));
+    this.addRun();
+  }
+
+  /** Adds one run to the queue: when it gets a slot, it runs whichever job the fair order names then. */
+  private addRun(): void {
+    const runNext = async () => {
       const next = this.fair.take();
       if (!next) return;
       try {
@@ -254,11 +264,11 @@ export class JobRunner {
         this.fair.done(next);
       }
     };
-    void this.queue.add(turn);
+    void this.queue.add(runNext);
   }
 
   /**
-   * Re-queues every job a previous run left pending or processing, oldest first. In cluster
+   * Re-queues every job a previous run left pending or processing, in their turns. In cluster
    * mode the node starts claiming instead: waiting jobs, and those whose node's lease ran out.
    */
   async recover(): Promise<number> {
@@ -274,8 +284,10 @@ export class JobRunner {
           this.log.warn({ job_id: job._id, err }, 'could not set it back to pending'),
         );
       }
-      this.enqueue(job);
     }
+    // Every job is in the fair order before the first starts, so the first to start is the first in turn, not the oldest.
+    for (const job of unfinished) this.fair.push(queuedJob(job));
+    for (let i = 0; i < unfinished.length; i++) this.addRun();
     if (unfinished.length) this.log.info(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
     return unfinished.length;
   }
