@@ -32,6 +32,8 @@ export interface Config {
   browsers: number;
   /** Jobs waiting or running before POST answers 503. @default 500 */
   queueLimit: number;
+  /** Percent of queueLimit one account may hold waiting or running (never fewer than 5 jobs). @default 50 */
+  accountQueueShare: number;
   /** Chromium executable; looked up in the usual places when unset. */
   chromiumPath?: string;
   /** CIDR ranges the egress guard allows although they are denied by default. */
@@ -85,6 +87,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   concurrency: 2,
   browsers: Math.min(2, os.availableParallelism()),
   queueLimit: 500,
+  accountQueueShare: 50,
   egressAllow: [],
   egressDenyLan: false,
   trustProxy: [],
@@ -140,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     concurrency: int('SCREENSHOT_CONCURRENCY', env.SCREENSHOT_CONCURRENCY, DEFAULTS.concurrency, 1, 64),
     browsers: int('SCREENSHOT_BROWSERS', env.SCREENSHOT_BROWSERS, DEFAULTS.browsers, 1, MAX_BROWSERS),
     queueLimit: int('SCREENSHOT_QUEUE_LIMIT', env.SCREENSHOT_QUEUE_LIMIT, DEFAULTS.queueLimit, 1, 100_000),
+    accountQueueShare: int('SCREENSHOT_ACCOUNT_QUEUE_SHARE', env.SCREENSHOT_ACCOUNT_QUEUE_SHARE, DEFAULTS.accountQueueShare, 1, 100),
     chromiumPath: env.CHROMIUM_PATH || undefined,
     egressAllow: list(env.SCREENSHOT_EGRESS_ALLOW),
     egressDenyLan: env.SCREENSHOT_EGRESS_DENY_LAN === '1' || env.SCREENSHOT_EGRESS_DENY_LAN === 'true',

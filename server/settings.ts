@@ -11,6 +11,7 @@ export function settingsFromConfig(config: Config): Settings {
   return {
     concurrency: config.concurrency,
     queue_limit: config.queueLimit,
+    account_queue_share: config.accountQueueShare,
     navigation_timeout_ms: config.navigationTimeoutMs,
     capture_timeout_ms: config.captureTimeoutMs,
     retention_days: config.retentionDays,

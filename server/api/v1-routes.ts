@@ -65,7 +65,9 @@ export function v1Routes(deps: V1Deps): Router {
     const base = baseUrlOf(ctx, deps.settings);
     // Jobs that could not be stored (a full disk) are not counted, nor results served from the cache.
     const requested = await requestJobs(deps, ctx.state.v1 as V1State, params, base);
-    const fresh = requested.filter((r) => !r.cached).length;
+    const made = requested.filter((r) => !r.cached);
+    const kind = { fullPage: params.full_page, delayMs: params.options.delayMs ?? 0 };
+    const estimate = made.length ? await deps.jobs.estimateFor(made[made.length - 1].job, made.length, kind) : deps.jobs.estimateSeconds(1, kind);
     const withCache = params.cache_ttl > 0;
     const first = requested[0];
     ctx.status = 201;
@@ -76,7 +78,7 @@ export function v1Routes(deps: V1Deps): Router {
       devices: params.devices,
       full_page: params.full_page,
       googlebot: params.googlebot,
-      estimated_time_seconds: deps.jobs.estimateSeconds(Math.max(1, fresh), { fullPage: params.full_page, delayMs: params.options.delayMs ?? 0 }),
+      estimated_time_seconds: estimate,
       status_url: statusUrl(base, first.job._id),
       jobs: requested.map(({ job, cached }) => ({
         job_id: job._id,

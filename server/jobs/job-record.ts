@@ -62,6 +62,11 @@ export interface JobRecord {
   warnings?: CaptureWarning[];
   /** Set when the request asked for a cached result (cache_ttl > 0): see resultCacheKey. */
   cache_key?: string;
+  /**
+   * The job's turn in the fair order (round-robin by account), given as it is queued: see
+   * fairTurns. Jobs run lowest turn first, the older first on a tie. Absent: 0.
+   */
+  turn?: number;
   /** Cluster mode: the node running the job, and until when its claim holds unless renewed. */
   lease_owner?: string | null;
   lease_until?: number | null;

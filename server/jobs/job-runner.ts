@@ -10,6 +10,7 @@ import type { FileStore } from '../store/file-store.js';
 import type { JobChange, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import { describeFailure } from './failure-message.js';
+import { FairQueue, fairTurns, type QueuedJob } from './fair-queue.js';
 import type { JobEnds } from './job-ends.js';
 import type { JobSecrets } from './job-options.js';
 import type { JobRecord } from './job-record.js';
@@ -61,6 +62,18 @@ export interface QueueStats {
 const INITIAL_MEAN_MS = 3000;
 const INITIAL_FULL_PAGE_MEAN_MS = 6000;
 
+/** What the runner needs of a job to queue it. */
+type QueueableJob = Pick<JobRecord, '_id' | 'account_id' | 'turn' | 'created_at' | 'full_page' | 'options'>;
+
+const queuedJob = (job: QueueableJob): QueuedJob => ({
+  id: job._id,
+  accountId: job.account_id,
+  turn: job.turn ?? 0,
+  createdAt: job.created_at,
+  fullPage: job.full_page,
+  delayMs: job.options?.delayMs ?? 0,
+});
+
 /** 144 random bits: the image address is the only thing protecting the image. */
 const newImageToken = () => crypto.randomBytes(18).toString('base64url');
 
@@ -87,9 +100,12 @@ export class JobRunner {
   /** Mean time of a job, without its delay: viewport captures and full pages apart. */
   private readonly meanMs = { viewport: INITIAL_MEAN_MS, fullPage: INITIAL_FULL_PAGE_MEAN_MS };
   private stopping = false;
-  /** Full-page jobs waiting or running, and the delays those jobs asked for, for the estimate. */
-  private queuedFullPages = 0;
-  private queuedDelayMs = 0;
+  /**
+   * The jobs waiting for a slot here, in the fair order (round-robin by account), and those
+   * running. The p-queue holds one run per waiting job (addRun): when a run gets a slot, it
+   * takes whichever job the fair order names then.
+   */
+  private readonly fair = new FairQueue();
   /** Cluster mode: jobs this node claimed (waiting in its queue or running). */
   private readonly claimed = new Set<string>();
   /** Cluster mode: jobs waiting in the shared store, as last counted. */
@@ -114,6 +130,11 @@ export class JobRunner {
   /** Jobs waiting or running (in cluster mode: waiting anywhere, and running here). */
   depth(): number {
     return this.queue.size + this.queue.pending + (this.deps.cluster ? this.sharedPending : 0);
+  }
+
+  /** Cluster mode: jobs wait in the store the nodes share, and each node runs those it claims. */
+  waitsInStore(): boolean {
+    return this.deps.cluster !== undefined;
   }
 
   /** True once stop() was called: no job starts any more. */
@@ -147,27 +168,75 @@ export class JobRunner {
   }
 
   /**
-   * Seconds until the last of `count` newly queued jobs of a kind (full page or not, with its
-   * delay) should be done: the jobs ahead take a mean of both kinds weighted by the queue's full
-   * pages, plus the delays they asked for; the new ones take their own kind's mean plus the delay.
+   * The turns in the fair order of `count` new jobs of the account (fairTurns), from the jobs
+   * waiting and running here; undefined in cluster mode, where the store gives them.
    */
-  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }): number {
-    const concurrency = this.queue.concurrency;
-    // The new jobs are queued already: the ones ahead are the others.
-    const ahead = Math.max(0, this.depth() - count);
-    const fullAhead = Math.min(ahead, Math.max(0, this.queuedFullPages - (kind.fullPage ? count : 0)));
-    const own = (kind.fullPage ? this.meanMs.fullPage : this.meanMs.viewport) + kind.delayMs;
-    const delaysAheadMs = Math.max(0, this.queuedDelayMs - count * kind.delayMs);
-    const aheadMs = fullAhead * this.meanMs.fullPage + (ahead - fullAhead) * this.meanMs.viewport + delaysAheadMs;
-    const totalMs = aheadMs + Math.max(0, count - 1) * own;
-    return Math.max(1, Math.ceil((totalMs / concurrency + own) / 1000));
+  turnsFor(accountId: string, count: number): number[] | undefined {
+    return this.deps.cluster ? undefined : fairTurns(count, this.fair.turnsState(accountId));
+  }
+
+  /** The account's jobs waiting or running on this node (one node: all of them). */
+  accountDepth(accountId: string): number {
+    return this.fair.countOf(accountId);
+  }
+
+  /**
+   * Seconds until the last of `count` newly queued jobs of a kind (full page or not, with its
+   * delay) should be done. Given that last job's id (`lastJobId`) while it waits here, the jobs
+   * ahead of it are those the fair order takes before it (and those running), each at its own
+   * kind's mean plus its delay. Otherwise (in cluster mode, where jobs wait in the store) every
+   * job waiting or running counts as ahead, the other nodes' at the viewport mean.
+   */
+  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }, lastJobId?: string): number {
+    const own = this.costMs(kind);
+    const found = lastJobId === undefined ? undefined : this.fair.find(lastJobId);
+    if (found?.running) return Math.max(1, Math.ceil(own / 1000));
+    if (found) return this.secondsAfter(this.fair.ahead(found.job), own);
+    const here = this.fair.all();
+    // The new jobs are queued already (in cluster mode, in the store): the ones ahead are the others.
+    const ahead = this.deps.cluster ? here : here.slice(0, Math.max(0, here.length - count));
+    const elsewhere = this.deps.cluster ? Math.max(0, this.sharedPending - count) : 0;
+    return this.secondsAfter(ahead, own, elsewhere * this.meanMs.viewport + Math.max(0, count - 1) * own);
+  }
+
+  /** Seconds until a new job of a kind is done behind `ahead` jobs counted elsewhere (a cluster's store), each at the viewport mean. */
+  estimateBehind(ahead: number, kind: { fullPage: boolean; delayMs: number }): number {
+    return this.secondsAfter([], this.costMs(kind), ahead * this.meanMs.viewport);
+  }
+
+  /** Whether the job waits or runs here. */
+  holds(jobId: string): boolean {
+    return this.fair.find(jobId) !== undefined;
+  }
+
+  /**
+   * Seconds until enough of the account's jobs have ended that `count` more fit within `max`
+   * (its share of the queue): its running jobs end first, then its waiting ones in the fair order.
+   */
+  accountWaitSeconds(accountId: string, count: number, max: number): number {
+    const excess = this.fair.countOf(accountId) + count - max;
+    const place = excess - this.fair.runningOf(accountId);
+    const waiting = this.fair.waitingOf(accountId);
+    if (place <= 0 || waiting.length === 0) return Math.max(1, Math.ceil(this.meanMs.viewport / 1000));
+    const job = waiting[Math.min(place, waiting.length) - 1];
+    return this.secondsAfter(this.fair.ahead(job), this.costMs(job));
+  }
+
+  private costMs(job: { fullPage: boolean; delayMs: number }): number {
+    return (job.fullPage ? this.meanMs.fullPage : this.meanMs.viewport) + job.delayMs;
+  }
+
+  /** Seconds until a job of `ownMs` is done after `ahead` (and `moreMs` of other work) shared among the slots. */
+  private secondsAfter(ahead: readonly QueuedJob[], ownMs: number, moreMs = 0): number {
+    const aheadMs = ahead.reduce((sum, job) => sum + this.costMs(job), moreMs);
+    return Math.max(1, Math.ceil((aheadMs / this.queue.concurrency + ownMs) / 1000));
   }
 
   /**
    * Queues a stored pending job; its kind (full page, delay) counts for the estimate. In cluster
    * mode it waits in the store for a node to claim it.
    */
-  enqueue(job: Pick<JobRecord, '_id' | 'full_page' | 'options'>): void {
+  enqueue(job: QueueableJob): void {
     if (this.deps.cluster) {
       this.sharedPending++;
       this.poke();
@@ -176,20 +245,30 @@ export class JobRunner {
     this.runLocally(job);
   }
 
-  private runLocally(job: Pick<JobRecord, '_id' | 'full_page' | 'options'>): void {
-    const jobId = job._id;
-    const delayMs = job.options?.delayMs ?? 0;
-    if (job.full_page) this.queuedFullPages++;
-    this.queuedDelayMs += delayMs;
-    const run = () => this.run(jobId).finally(() => {
-      if (job.full_page) this.queuedFullPages--;
-      this.queuedDelayMs -= delayMs;
-    });
-    void this.queue.add(run).catch((err: unknown) => this.log.error({ job_id: jobId, err }, 'running the job failed'));
+  /** Puts the job in the fair order, and one run in the queue. */
+  private runLocally(job: QueueableJob): void {
+    this.fair.push(queuedJob(job));
+    this.addRun();
+  }
+
+  /** Adds one run to the queue: when it gets a slot, it runs whichever job the fair order names then. */
+  private addRun(): void {
+    const runNext = async () => {
+      const next = this.fair.take();
+      if (!next) return;
+      try {
+        await this.run(next.id);
+      } catch (err) {
+        this.log.error({ job_id: next.id, err }, 'running the job failed');
+      } finally {
+        this.fair.done(next);
+      }
+    };
+    void this.queue.add(runNext);
   }
 
   /**
-   * Re-queues every job a previous run left pending or processing, oldest first. In cluster
+   * Re-queues every job a previous run left pending or processing, in their turns. In cluster
    * mode the node starts claiming instead: waiting jobs, and those whose node's lease ran out.
    */
   async recover(): Promise<number> {
@@ -205,8 +284,10 @@ export class JobRunner {
           this.log.warn({ job_id: job._id, err }, 'could not set it back to pending'),
         );
       }
-      this.enqueue(job);
     }
+    // Every job is in the fair order before the first starts, so the first to start is the first in turn, not the oldest.
+    for (const job of unfinished) this.fair.push(queuedJob(job));
+    for (let i = 0; i < unfinished.length; i++) this.addRun();
     if (unfinished.length) this.log.info(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
     return unfinished.length;
   }
@@ -221,6 +302,7 @@ export class JobRunner {
     for (const timer of this.timers) clearInterval(timer);
     this.queue.pause();
     this.queue.clear();
+    this.fair.clear();
     await this.claiming;
     await this.releaseWaiting();
     const idle = this.queue.onPendingZero();

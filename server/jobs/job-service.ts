@@ -8,7 +8,7 @@ import type { JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
-import { type CreateParams, hasEnded, type JobRecord, type JobStatus } from './job-record.js';
+import { type CreateParams, hasEnded, type JobRecord, type JobStatus, UNFINISHED_STATUSES } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
 import { resultCacheKey } from './result-cache.js';
 import type { SecretBox } from './secret-box.js';
@@ -42,6 +42,30 @@ const CACHE_TURN = 'result-cache';
 
 const newJobId = () => `job_${crypto.randomBytes(12).toString('hex')}`;
 
+/** The fewest jobs an account may always have waiting or running, whatever its share works out to (within the queue limit). */
+export const MIN_ACCOUNT_SHARE = 5;
+
+/**
+ * The most jobs one account may have waiting or running: `account_queue_share` percent of the
+ * queue limit, never fewer than MIN_ACCOUNT_SHARE, never more than the limit. Past it that
+ * account gets 503 while the others are still admitted, so one account cannot fill the queue.
+ */
+export function accountShare(settings: { queue_limit: number; account_queue_share: number }): number {
+  return Math.min(settings.queue_limit, Math.max(MIN_ACCOUNT_SHARE, Math.floor((settings.queue_limit * settings.account_queue_share) / 100)));
+}
+
+/** The 503 of an account past its share of the queue. */
+function shareExceeded(have: number, share: number, limit: number, waitSeconds: number): ApiError {
+  return new ApiError(
+    503,
+    `This account has ${have} jobs waiting or running, its share of the capture queue (${share} of ${limit} jobs); ` +
+      `try again in about ${waitSeconds} seconds`,
+    'Service unavailable',
+    {},
+    { 'Retry-After': String(waitSeconds) },
+  );
+}
+
 /** A job a request got: made for it, or (`cached`) an identical earlier one served from the cache. */
 export interface RequestedJob {
   job: JobRecord;
@@ -58,6 +82,8 @@ export type Charge = (count: number, create: () => Promise<JobRecord[]>) => Prom
 export class JobService {
   /** Slots promised to requests between the capacity check and their insert. */
   private reserved = 0;
+  /** The same, per account. */
+  private readonly reservedBy = new Map<string, number>();
   /**
    * Cached creations take turns, so that of two identical requests arriving together the second
    * finds the first one's job (and captures nothing) instead of both missing the cache. A lookup
@@ -70,11 +96,14 @@ export class JobService {
   constructor(private readonly deps: JobServiceDeps) {}
 
   /**
-   * Holds queue room for `count` jobs, or throws 503 when the queue is full. The caller
-   * must call the returned release once its jobs are inserted (or refused).
+   * Holds queue room for `count` jobs of an account, or throws 503 when the queue is full, or
+   * when the account would pass its share of it (accountShare; in cluster mode that bound is
+   * checked in the store as the jobs are inserted, see create). The caller must call the returned
+   * release once its jobs are inserted (or refused).
    */
-  holdCapacity(count: number): () => void {
-    const limit = this.deps.settings.get().queue_limit;
+  holdCapacity(count: number, accountId?: string): () => void {
+    const settings = this.deps.settings.get();
+    const limit = settings.queue_limit;
     if (this.deps.runner.isStopping()) {
       throw new ApiError(503, 'The service is shutting down; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
     }
@@ -88,17 +117,46 @@ export class JobService {
         { 'Retry-After': String(wait) },
       );
     }
+    const own = accountId === undefined ? 0 : this.deps.runner.accountDepth(accountId) + (this.reservedBy.get(accountId) ?? 0);
+    const share = accountShare(settings);
+    if (accountId !== undefined && !this.deps.runner.waitsInStore() && own + count > share) {
+      throw shareExceeded(own, share, limit, this.deps.runner.accountWaitSeconds(accountId, count, share));
+    }
     this.reserved += count;
+    if (accountId !== undefined) this.reservedBy.set(accountId, (this.reservedBy.get(accountId) ?? 0) + count);
     let released = false;
     return () => {
-      if (!released) this.reserved -= count;
+      if (released) return;
       released = true;
+      this.reserved -= count;
+      if (accountId === undefined) return;
+      const left = (this.reservedBy.get(accountId) ?? 0) - count;
+      if (left > 0) this.reservedBy.set(accountId, left);
+      else this.reservedBy.delete(accountId);
     };
   }
 
-  /** Seconds until the last of `count` newly queued jobs of this kind should be done. */
-  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }): number {
-    return this.deps.runner.estimateSeconds(count, kind);
+  /**
+   * Seconds until the last of `count` newly queued jobs of this kind should be done; given that
+   * last job's id, from its place in the fair order.
+   */
+  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }, lastJobId?: string): number {
+    return this.deps.runner.estimateSeconds(count, kind, lastJobId);
+  }
+
+  /**
+   * Seconds until the last of a request's new jobs (`last`, one of `count`) should be done, from
+   * the jobs the fair order takes before it: in cluster mode, where it may wait in the store,
+   * those the store counts.
+   */
+  async estimateFor(last: JobRecord, count: number, kind: { fullPage: boolean; delayMs: number }): Promise<number> {
+    const runner = this.deps.runner;
+    if (!runner.waitsInStore() || runner.holds(last._id)) return runner.estimateSeconds(count, kind, last._id);
+    // The jobs are stored already: a store that does not answer now leaves the estimate to what this node knows.
+    return this.deps.store.countAhead(last).then(
+      (ahead) => runner.estimateBehind(ahead, kind),
+      () => runner.estimateSeconds(count, kind),
+    );
   }
 
   /**
@@ -109,7 +167,7 @@ export class JobService {
   async request(accountId: string, keyId: string, params: CreateParams, baseUrl: string, charge: Charge): Promise<RequestedJob[]> {
     // Room in the queue is asked only for jobs to be made: a cached result is served even when the queue is full.
     const make = async (devices: DeviceName[], cacheKeys?: string[]) => {
-      const release = this.holdCapacity(devices.length);
+      const release = this.holdCapacity(devices.length, accountId);
       try {
         return await charge(devices.length, () => this.create(accountId, keyId, { ...params, devices }, baseUrl, cacheKeys));
       } finally {
@@ -227,9 +285,24 @@ export class JobService {
       };
       jobs.push(job);
     }
-    await this.deps.store.insert(jobs);
-    for (const job of jobs) this.deps.runner.enqueue(job);
-    return jobs;
+    // Each job gets its turn in the fair order. One node knows its whole queue (and holdCapacity has
+    // counted the account's share); in a cluster the store gives the turns and counts the share, seeing every node's jobs.
+    const settings = this.deps.settings.get();
+    const share = accountShare(settings);
+    const turns = this.deps.runner.turnsFor(accountId, jobs.length);
+    let queued: JobRecord[] | null;
+    if (turns) {
+      queued = jobs.map((job, i) => ({ ...job, turn: turns[i] }));
+      await this.deps.store.insert(queued);
+    } else {
+      queued = await this.deps.store.enqueue(jobs, share);
+    }
+    if (!queued) {
+      const have = await this.deps.store.count({ account_id: accountId, status: UNFINISHED_STATUSES });
+      throw shareExceeded(have, share, settings.queue_limit, this.estimateSeconds(0));
+    }
+    for (const job of queued) this.deps.runner.enqueue(job);
+    return queued;
   }
 
   /** A job of this account, or 404 — also for another account's job, so ids reveal nothing. */

@@ -1,3 +1,4 @@
+import { fairTurns } from '../jobs/fair-queue.js';
 import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../jobs/job-record.js';
 import { KeyedTurns } from '../keyed-turns.js';
 import { HOUR_MS } from '../time.js';
@@ -41,6 +42,31 @@ export class NedbJobStore implements JobStore {
     await this.db.insert([...jobs]);
   }
 
+  /**
+   * Enqueues take turns with each other (one process owns the file), so the count each reads is
+   * current. A cluster's nodes enqueue through the store; one node alone gives the turns from the
+   * queue it holds (JobRunner.turnsFor) and inserts.
+   */
+  enqueue(jobs: readonly JobRecord[], max: number): Promise<JobRecord[] | null> {
+    return this.turns.run('enqueue', async () => {
+      const queue = await this.db.find({ status: { $in: UNFINISHED_STATUSES } });
+      const accountId = jobs[0]?.account_id;
+      const own = queue.filter((job) => job.account_id === accountId);
+      if (own.length + jobs.length > max) return null;
+      const turnsOf = (list: JobRecord[]) => list.map((job) => job.turn ?? 0);
+      const running = turnsOf(queue.filter((job) => job.status === 'processing'));
+      const waiting = turnsOf(queue.filter((job) => job.status === 'pending'));
+      const turns = fairTurns(jobs.length, {
+        accountLast: own.length ? Math.max(...turnsOf(own)) : null,
+        runningMax: running.length ? Math.max(...running) : null,
+        waitingMin: waiting.length ? Math.min(...waiting) : null,
+      });
+      const queued = jobs.map((job, i) => ({ ...job, turn: turns[i] }));
+      await this.insert(queued);
+      return queued;
+    });
+  }
+
   get(id: string): Promise<JobRecord | null> {
     return this.db.findOne({ _id: id });
   }
@@ -56,10 +82,10 @@ export class NedbJobStore implements JobStore {
 
   claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]> {
     return this.turns.run('claim', async () => {
-      const free = await this.db
-        .find({ $or: [{ status: 'pending' }, { status: 'processing', lease_until: { $lt: now } }] })
-        .sort({ created_at: 1 })
-        .limit(limit);
+      const free = (await this.db.find({ $or: [{ status: 'pending' }, { status: 'processing', lease_until: { $lt: now } }] }))
+        .sort((a, b) => (a.turn ?? 0) - (b.turn ?? 0) || a.created_at - b.created_at || (a._id < b._id ? -1 : 1))
+        .slice(0, limit)
+        .sort((a, b) => a.created_at - b.created_at || (a._id < b._id ? -1 : 1));
       const claimed: JobRecord[] = [];
       for (const job of free) {
         const change = { status: 'processing' as const, lease_owner: node, lease_until: until };
@@ -67,6 +93,16 @@ export class NedbJobStore implements JobStore {
       }
       return claimed;
     });
+  }
+
+  async countAhead(job: Pick<JobRecord, '_id' | 'turn' | 'created_at'>): Promise<number> {
+    const turn = job.turn ?? 0;
+    const queue = await this.db.find({ status: { $in: UNFINISHED_STATUSES } });
+    return queue.filter((other) => {
+      if (other.status === 'processing') return true;
+      const t = other.turn ?? 0;
+      return t < turn || (t === turn && (other.created_at < job.created_at || (other.created_at === job.created_at && other._id < job._id)));
+    }).length;
   }
 
   async renew(node: string, ids: readonly string[], until: number): Promise<string[]> {

@@ -27,6 +27,14 @@ export type JobChange = Partial<Omit<JobRecord, '_id' | 'account_id' | 'key_id' 
 
 export interface JobStore {
   insert(jobs: readonly JobRecord[]): Promise<void>;
+  /**
+   * Queues new jobs of one account: inserts them, each given its `turn` in the fair order
+   * (fairTurns, from the jobs waiting and running now), and returns them as stored; or, when the
+   * account's jobs waiting or running would pass `max` with them, inserts nothing and returns
+   * null. One account's enqueues take turns (in PostgreSQL across the nodes of a cluster, under
+   * the account's advisory lock), so the bound holds exactly.
+   */
+  enqueue(jobs: readonly JobRecord[], max: number): Promise<JobRecord[] | null>;
   get(id: string): Promise<JobRecord | null>;
   /** The job holding this image file (GET /v1/files/<name>, unauthenticated: one indexed read). */
   byImage(imageFile: string): Promise<JobRecord | null>;
@@ -36,11 +44,14 @@ export interface JobStore {
    */
   update(id: string, change: JobChange, holder?: string): Promise<boolean>;
   /**
-   * Cluster mode: gives `node` up to `limit` jobs to run, leased until `until`: the oldest
-   * waiting ones, and running ones whose lease ran out before `now` (their node died). Each job
-   * goes to one node only, however many claim at once (SKIP LOCKED in PostgreSQL).
+   * Cluster mode: gives `node` up to `limit` jobs to run, leased until `until`, from the waiting
+   * ones and the running ones whose lease ran out before `now` (their node died), in the fair
+   * order: lowest `turn` first (round-robin by account, see fairTurns), the older job first on a
+   * tie. Each job goes to one node only, however many claim at once (SKIP LOCKED in PostgreSQL).
    */
   claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]>;
+  /** Jobs running, and jobs waiting that the fair order takes before this one (the estimate of a cluster's queue). */
+  countAhead(job: Pick<JobRecord, '_id' | 'turn' | 'created_at'>): Promise<number>;
   /** Cluster mode: extends `node`'s leases of these jobs to `until`; returns the ids it still holds. */
   renew(node: string, ids: readonly string[], until: number): Promise<string[]>;
   /** Up to `limit` jobs with this result-cache key, newest first. */

@@ -278,6 +278,45 @@ describe.each([
       }
     });
 
+    it('claims jobs round-robin by account, in the turns enqueue gives them', async () => {
+      const job = (account: string, at: number) => waitingJob({ account_id: account, created_at: T0 + at });
+      // A queues four jobs, then B two: B's start at the queue's current turn, taking every other slot.
+      const a = (await stores.jobs.enqueue([0, 1, 2, 3].map((i) => job('acc-a', i)), 100))!;
+      const b = (await stores.jobs.enqueue([10, 11].map((i) => job('acc-b', i)), 100))!;
+      expect(a.map((j) => j.turn)).toEqual([0, 1, 2, 3]);
+      expect(b.map((j) => j.turn)).toEqual([0, 1]);
+      expect(await stores.jobs.get(b[1]._id)).toEqual(b[1]);
+      // What estimated_time_seconds counts in a cluster: A's first two and B's first run before B's second.
+      expect(await stores.jobs.countAhead(b[1])).toBe(3);
+      // Turn 0: A's and B's first (the older first); turn 1: A's second, older than B's.
+      expect(ids(await stores.jobs.claim('node-1', 3, T0, T0 + 30_000))).toEqual(ids([a[0], a[1], b[0]]));
+      // C arrives while turn 1 runs: its first job takes turn 1, ahead of A's last two.
+      const c = (await stores.jobs.enqueue([20, 21].map((i) => job('acc-c', i)), 100))!;
+      expect(c.map((j) => j.turn)).toEqual([1, 2]);
+      // Ahead of C's first: the three running, and B's second (turn 1, older).
+      expect(await stores.jobs.countAhead(c[0])).toBe(4);
+      expect(ids(await stores.jobs.claim('node-2', 3, T0, T0 + 30_000))).toEqual(ids([a[2], b[1], c[0]]));
+      expect(ids(await stores.jobs.claim('node-3', 5, T0, T0 + 30_000))).toEqual(ids([a[3], c[1]]));
+      // An account that comes back after its jobs ended starts at the current turn, with no turns saved up.
+      for (const j of [a[0], b[0], a[1], a[2], b[1], c[0]]) await stores.jobs.update(j._id, { status: 'completed' });
+      expect((await stores.jobs.enqueue([job('acc-b', 30)], 100))!.map((j) => j.turn)).toEqual([3]);
+    });
+
+    it("enqueues an account's jobs only within a bound on its jobs waiting or running", async () => {
+      const mine = (n: number, fields: Partial<JobRecord> = {}) => Array.from({ length: n }, () => waitingJob({ account_id: 'acc-a', ...fields }));
+      await stores.jobs.insert([...mine(2), ...mine(1, { status: 'processing' }), ...mine(3, { status: 'completed' }), waitingJob({ account_id: 'acc-b' })]);
+      expect(await stores.jobs.enqueue(mine(2), 4)).toBeNull();
+      expect(await stores.jobs.count({ account_id: 'acc-a' })).toBe(6);
+      const fits = mine(1);
+      expect(await stores.jobs.enqueue(fits, 4)).toHaveLength(1);
+      expect((await stores.jobs.get(fits[0]._id))?.url).toBe(fits[0].url);
+      // Many at once, as the nodes of a cluster would: exactly the bound is admitted.
+      const tries = await Promise.all(Array.from({ length: 10 }, () => stores.jobs.enqueue(mine(1), 8)));
+      expect(tries.filter(Boolean)).toHaveLength(4);
+      expect(await stores.jobs.count({ account_id: 'acc-a', status: ['pending', 'processing'] })).toBe(8);
+      expect(await stores.jobs.enqueue(mine(1, { account_id: 'acc-b' }), 2)).toHaveLength(1);
+    });
+
     it('gives a running job whose lease ran out to another node, and only then', async () => {
       const job = waitingJob();
       await stores.jobs.insert([job, waitingJob({ status: 'processing', created_at: T0 - DAY })]);

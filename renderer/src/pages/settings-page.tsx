@@ -14,6 +14,7 @@ import { PageHeader } from './page-header.js';
 const NUMBER_FIELDS = [
   'concurrency',
   'queue_limit',
+  'account_queue_share',
   'navigation_timeout_ms',
   'capture_timeout_ms',
   'retention_days',
@@ -32,6 +33,12 @@ type FieldName = (typeof ALL_FIELDS)[number];
 const NUMBER_INFO: Record<NumberField, { label: string; hint: string; min: number; max?: number; perUnit?: number }> = {
   concurrency: { label: 'Captures at once', hint: 'About the number of CPU cores; each capture keeps one core busy.', min: 1 },
   queue_limit: { label: 'Queue limit', hint: 'Jobs waiting or running before new requests get 503.', min: 1 },
+  account_queue_share: {
+    label: 'One account\'s share of the queue (%)',
+    hint: 'An account past this share of the queue limit (never fewer than 5 jobs) gets 503 while others are still admitted.',
+    min: 1,
+    max: 100,
+  },
   navigation_timeout_ms: {
     label: 'Page load time-out (s)',
     hint: 'A page that has not loaded by then fails its job. 1 to 300 seconds.',
@@ -152,7 +159,7 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
       <fieldset class="card">
         <legend class="card-title">Capture</legend>
         <div class="field-grid">
-          {numberFields(['concurrency', 'queue_limit', 'navigation_timeout_ms', 'capture_timeout_ms', 'full_page_max_height'])}
+          {numberFields(['concurrency', 'queue_limit', 'account_queue_share', 'navigation_timeout_ms', 'capture_timeout_ms', 'full_page_max_height'])}
         </div>
       </fieldset>
       <fieldset class="card">

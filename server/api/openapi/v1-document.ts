@@ -122,7 +122,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
             ...AUTH_ERRORS,
             '413': keyedError(`The request body is larger than ${MAX_BODY_KB} KB`),
             '503': {
-              description: 'The capture queue is full or the service is shutting down',
+              description: 'The capture queue is full, the account already has its share of it waiting or running, or the service is shutting down',
               headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
               content: json(ref('schemas', 'Error')),
             },
@@ -179,7 +179,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
             '500': ref('responses', 'InternalError'),
             '502': keyedError('error is "Capture failed": the job failed; message says why'),
             '503': {
-              description: 'The capture queue is full or the service is shutting down',
+              description: 'The capture queue is full, the account already has its share of it waiting or running, or the service is shutting down',
               headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
               content: json(ref('schemas', 'Error')),
             },

@@ -173,6 +173,11 @@ const EgressRanges = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 
 const settingsFields = {
   concurrency: Type.Integer({ minimum: 1, maximum: 64, description: 'Captures at once' }),
   queue_limit: Type.Integer({ minimum: 1, maximum: 100_000 }),
+  account_queue_share: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    description: 'Percent of queue_limit one account may hold waiting or running (never fewer than 5 jobs); past it that account gets 503',
+  }),
   navigation_timeout_ms: Type.Integer({ minimum: 1000, maximum: 300_000 }),
   capture_timeout_ms: Type.Integer({ minimum: 1000, maximum: 300_000 }),
   retention_days: Type.Integer({ minimum: 1, maximum: 3650, description: 'Days images and page HTML are kept' }),

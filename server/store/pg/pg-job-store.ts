@@ -1,8 +1,20 @@
 import type pg from 'pg';
 
+import { fairTurns } from '../../jobs/fair-queue.js';
 import { END_STATUSES, type JobRecord, type JobStatus } from '../../jobs/job-record.js';
 import type { JobChange, JobListFilter, JobStore } from '../stores.js';
-import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
+import { inTransaction, selectDoc, selectDocs, toJsonb } from './pg-pool.js';
+
+/** A job's turn in the fair order; absent (a job queued before turns were kept) is 0. */
+const TURN = `coalesce((doc->>'turn')::bigint, 0)`;
+
+/**
+ * The first key of the transaction-scoped advisory lock an account's enqueue takes; the
+ * second is a hash of the account id. Accounts whose ids share a hash merely take turns.
+ */
+const SHARE_LOCK = 0x4a4f_4253; // 'JOBS'
+
+const INSERT = `INSERT INTO jobs (id, doc) SELECT j->>'_id', j FROM jsonb_array_elements($1::jsonb) AS j`;
 
 /** The jobs table: each job's record in `doc`, its queried fields as indexed columns. */
 export class PgJobStore implements JobStore {
@@ -11,7 +23,34 @@ export class PgJobStore implements JobStore {
   async insert(jobs: readonly JobRecord[]): Promise<void> {
     if (jobs.length === 0) return;
     // One statement: the jobs of a request are stored together or not at all.
-    await this.pool.query(`INSERT INTO jobs (id, doc) SELECT j->>'_id', j FROM jsonb_array_elements($1::jsonb) AS j`, [toJsonb(jobs)]);
+    await this.pool.query(INSERT, [toJsonb(jobs)]);
+  }
+
+  /**
+   * One transaction holding the account's advisory lock: the nodes of a cluster count and
+   * insert the account's jobs in turns, each seeing the jobs the one before it inserted.
+   */
+  enqueue(jobs: readonly JobRecord[], max: number): Promise<JobRecord[] | null> {
+    const accountId = jobs[0]?.account_id ?? '';
+    return inTransaction(this.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SHARE_LOCK, accountId]);
+      // Each written with the jobs_unfinished index's predicate: the queue is read, not the history.
+      const { rows } = await client.query<{ own: number; last: string | null; running_max: string | null; waiting_min: string | null }>(
+        `SELECT count(*) FILTER (WHERE account_id = $1)::int AS own,
+                max(${TURN}) FILTER (WHERE account_id = $1) AS last,
+                max(${TURN}) FILTER (WHERE status = 'processing') AS running_max,
+                min(${TURN}) FILTER (WHERE status = 'pending') AS waiting_min
+           FROM jobs WHERE status IN ('pending', 'processing')`,
+        [accountId],
+      );
+      const queue = rows[0];
+      if (queue.own + jobs.length > max) return null;
+      const number = (value: string | null) => (value === null ? null : Number(value));
+      const turns = fairTurns(jobs.length, { accountLast: number(queue.last), runningMax: number(queue.running_max), waitingMin: number(queue.waiting_min) });
+      const queued = jobs.map((job, i) => ({ ...job, turn: turns[i] }));
+      await client.query(INSERT, [toJsonb(queued)]);
+      return queued;
+    });
   }
 
   get(id: string): Promise<JobRecord | null> {
@@ -31,9 +70,9 @@ export class PgJobStore implements JobStore {
   }
 
   /**
-   * One statement: the oldest free jobs are locked as they are read, and rows another node's
-   * claim holds locked are skipped rather than waited for, so concurrent claims split the
-   * queue between them and never hand out one job twice.
+   * One statement: the free jobs are locked in the fair order (lowest turn, then oldest) as
+   * they are read, and rows another node's claim holds locked are skipped rather than waited
+   * for, so concurrent claims split the queue between them and never hand out one job twice.
    */
   async claim(node: string, limit: number, now: number, until: number): Promise<JobRecord[]> {
     const { rows } = await this.pool.query<{ doc: JobRecord }>(
@@ -41,7 +80,7 @@ export class PgJobStore implements JobStore {
          SELECT id FROM jobs
           WHERE status IN ('pending', 'processing')
             AND (status = 'pending' OR (doc->>'lease_until')::bigint < $2)
-          ORDER BY created_at, id
+          ORDER BY ${TURN}, created_at, id
           LIMIT $3
           FOR UPDATE SKIP LOCKED
        )
@@ -51,6 +90,16 @@ export class PgJobStore implements JobStore {
       [node, now, limit, until],
     );
     return rows.map((r) => r.doc).sort((a, b) => a.created_at - b.created_at || (a._id < b._id ? -1 : 1));
+  }
+
+  async countAhead(job: Pick<JobRecord, '_id' | 'turn' | 'created_at'>): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs
+        WHERE status IN ('pending', 'processing')
+          AND (status = 'processing' OR (${TURN}, created_at, id) < ($1::bigint, $2::bigint, $3::text))`,
+      [job.turn ?? 0, job.created_at, job._id],
+    );
+    return rows[0].n;
   }
 
   async renew(node: string, ids: readonly string[], until: number): Promise<string[]> {
