@@ -51,6 +51,8 @@ export interface ServiceDeps {
   resolve?: Resolver;
   /** Webhook retry delays in ms (tests shorten them). @default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h */
   webhookSchedule?: readonly number[];
+  /** When the first retention sweep runs, ms after start (tests hold it back to call it themselves). @default 0 */
+  firstSweepAfterMs?: number;
 }
 
 /** The queue as the desktop shell's tray sees it. */
@@ -232,7 +234,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         await engine.start();
         await runner.recover();
         await webhooks.start();
-        retention.start();
+        retention.start(undefined, deps.firstSweepAfterMs);
         if (cluster) {
           // Another node's panel may change the settings: they reach this node within seconds.
           settingsPoll = setInterval(() => void settings.refresh().catch((err: unknown) => log.warn({ component: 'settings', err }, 'could not read the settings')), SETTINGS_POLL_MS);

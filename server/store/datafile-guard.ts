@@ -30,7 +30,7 @@ export interface DatafileGuardOptions {
    * them instead of reading and parsing the file a second time.
    */
   parsed?: { docs: Doc[]; indexes: Record<string, IndexDefinition> };
-  /** The file holds one line per document and nothing to fold: the load does not write it again. */
+  /** The load does not write the file again: it holds nothing to fold, or folding it is left for later. */
   compact?: boolean;
   log: Logger;
 }
