@@ -27,6 +27,7 @@ import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { FileStore } from './store/file-store.js';
 import { openNedbStores } from './store/nedb-stores.js';
 import { openPgStores } from './store/pg/pg-stores.js';
+import { directoryMarkers, proveFilesShared } from './store/shared-files.js';
 import type { SettingsStore, Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { notifyJobEnded } from './webhooks/job-ended.js';
@@ -130,6 +131,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
     const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;
     if (cluster) log.info({ component: 'stores' }, `PostgreSQL store: this node is ${cluster.node} of the cluster sharing it`);
+    // Every node must serve every node's images: a node that cannot see them refuses to start.
+    if (cluster) await proveFilesShared(directoryMarkers(files.root), stores.shared);
     const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
     const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
 
