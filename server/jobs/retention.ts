@@ -36,7 +36,8 @@ export class Retention {
    * the retention period, then removes what passed the history period; returns how many expired.
    */
   async sweep(): Promise<number> {
-    await this.deps.stores.leftOut?.drop();
+    // A failure here (a full disk) leaves the lines for a later sweep, or start; the rest goes on.
+    await this.deps.stores.leftOut?.drop().catch((err: unknown) => this.deps.log.warn({ err }, 'could not remove the jobs left out at start yet'));
     const expired = await this.expire();
     await this.purgeHistory();
     await this.deps.stores.stats.prune(utcHourStart(this.deps.clock.now() - HOURLY_KEPT_MS));
