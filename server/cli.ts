@@ -15,6 +15,7 @@ import { DataDirLockedError } from './store/data-lock.js';
 import { runMigrations } from './store/pg/migrations.js';
 import { importDataDir, ImportError } from './store/pg/pg-import.js';
 import { StoreOpenError } from './store/pg/pg-stores.js';
+import { FilesNotSharedError } from './store/shared-files.js';
 
 // The entry point is the one place of the CLI that reads the environment; it passes it on.
 const env = process.env;
@@ -177,7 +178,7 @@ function program(): Command {
   return cli;
 }
 
-const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, ImportError, StoreOpenError, TypeError];
+const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, ImportError, StoreOpenError, FilesNotSharedError, TypeError];
 
 async function main(argv: string[]): Promise<void> {
   const cli = program();

@@ -27,6 +27,7 @@ import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { FileStore } from './store/file-store.js';
 import { openNedbStores } from './store/nedb-stores.js';
 import { openPgStores } from './store/pg/pg-stores.js';
+import { directoryMarkers, proveFilesShared } from './store/shared-files.js';
 import type { SettingsStore, Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { notifyJobEnded } from './webhooks/job-ended.js';
@@ -51,6 +52,8 @@ export interface ServiceDeps {
   resolve?: Resolver;
   /** Webhook retry delays in ms (tests shorten them). @default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h */
   webhookSchedule?: readonly number[];
+  /** When the first retention sweep runs, ms after start (tests hold it back to call it themselves). @default 0 */
+  firstSweepAfterMs?: number;
 }
 
 /** The queue as the desktop shell's tray sees it. */
@@ -128,6 +131,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
     const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;
     if (cluster) log.info({ component: 'stores' }, `PostgreSQL store: this node is ${cluster.node} of the cluster sharing it`);
+    // Every node must serve every node's images: a node that cannot see them refuses to start.
+    if (cluster) await proveFilesShared(directoryMarkers(files.root), stores.shared);
     const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
     const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
 
@@ -232,7 +237,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         await engine.start();
         await runner.recover();
         await webhooks.start();
-        retention.start();
+        retention.start(undefined, deps.firstSweepAfterMs);
         if (cluster) {
           // Another node's panel may change the settings: they reach this node within seconds.
           settingsPoll = setInterval(() => void settings.refresh().catch((err: unknown) => log.warn({ component: 'settings', err }, 'could not read the settings')), SETTINGS_POLL_MS);

@@ -13,14 +13,17 @@ const HOURLY_KEPT_MS = 7 * 24 * HOUR_MS;
  * Removes the image and page source of jobs older than the retention period and marks the
  * jobs `expired`, so their screenshot_url answers 404 and the job says why. Jobs older than the
  * history period (`history_days`) go altogether, with their webhook deliveries, so the stores
- * stop growing; usage per day is kept apart and stays.
+ * stop growing; usage per day is kept apart and stays. The first sweep runs as the service
+ * starts, beside the requests: a start that has a year of history to drop from disk does not
+ * wait for it.
  */
 export class Retention {
   private timer: NodeJS.Timeout | undefined;
+  private first: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: {
-      stores: Pick<Stores, 'jobs' | 'deliveries' | 'stats' | 'compact'>;
+      stores: Pick<Stores, 'jobs' | 'deliveries' | 'stats' | 'compact' | 'leftOut'>;
       files: FileStore;
       settings: SettingsService;
       clock: Clock;
@@ -28,8 +31,13 @@ export class Retention {
     },
   ) {}
 
-  /** Expires what passed the retention period, then removes what passed the history period; returns how many expired. */
+  /**
+   * Removes from disk what the start left out as past the history period, expires what passed
+   * the retention period, then removes what passed the history period; returns how many expired.
+   */
   async sweep(): Promise<number> {
+    // A failure here (a full disk) leaves the lines for a later sweep, or start; the rest goes on.
+    await this.deps.stores.leftOut?.drop().catch((err: unknown) => this.deps.log.warn({ err }, 'could not remove the jobs left out at start yet'));
     const expired = await this.expire();
     await this.purgeHistory();
     await this.deps.stores.stats.prune(utcHourStart(this.deps.clock.now() - HOURLY_KEPT_MS));
@@ -73,16 +81,22 @@ export class Retention {
     return old.length;
   }
 
-  /** Sweeps now and then every `intervalMs`. */
-  start(intervalMs = HOUR_MS): void {
+  /** Sweeps after `firstAfterMs` (now, by default) and then every `intervalMs`. */
+  start(intervalMs = HOUR_MS, firstAfterMs = 0): void {
     const tick = () =>
       this.sweep().catch((err: unknown) => this.deps.log.error({ err }, 'the retention sweep failed'));
-    void tick();
+    if (firstAfterMs > 0) {
+      this.first = setTimeout(tick, firstAfterMs);
+      this.first.unref();
+    } else {
+      void tick();
+    }
     this.timer = setInterval(tick, intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    clearTimeout(this.first);
     if (this.timer) clearInterval(this.timer);
   }
 }

@@ -2,8 +2,10 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 
 import type { Logger } from '../logger.js';
+import { PRIVATE_FILE_MODE } from './data-dir.js';
 import { DiskFullError, isDiskFull } from './disk-full.js';
 import type { IndexDefinition } from './history-prefilter.js';
+import { foldDatafile, type FoldSource } from './nedb-fold.js';
 import type { NedbFile } from './nedb-stores.js';
 
 type Doc = Record<string, unknown>;
@@ -30,7 +32,7 @@ export interface DatafileGuardOptions {
    * them instead of reading and parsing the file a second time.
    */
   parsed?: { docs: Doc[]; indexes: Record<string, IndexDefinition> };
-  /** The file holds one line per document and nothing to fold: the load does not write it again. */
+  /** The load does not write the file again: it holds nothing to fold, or folding it is left for later. */
   compact?: boolean;
   log: Logger;
 }
@@ -51,7 +53,8 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
   const db = store as unknown as NedbDatastore;
   const { persistence } = db;
   const append = persistence.persistNewStateAsync.bind(persistence);
-  const compact = persistence.persistCachedDatabaseAsync.bind(persistence);
+  // A fold a megabyte at a time, instead of NeDB's, which holds the whole file's lines at once.
+  const compact = () => foldDatafile(db as unknown as FoldSource, filename, PRIVATE_FILE_MODE);
   const readFile = persistence.treatRawStreamAsync.bind(persistence);
   let endsMidLine = options.endsMidLine;
   let loading = true;

@@ -16,6 +16,7 @@ import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
+import { NedbLeftOutJobs } from './nedb-left-out.js';
 import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-settings-store.js';
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
@@ -48,12 +49,8 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const settingsFile = await openFile(dataDir, 'settings', log);
   const settings = new NedbSettingsStore(settingsFile as NedbFile<SettingsDoc>);
   const cutoff = options.historyCutoff ? await options.historyCutoff(settings) : null;
-  let preparedJobs: PreparedJobs | undefined;
-  if (cutoff !== null) {
-    preparedJobs = await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
-    const files = options.files ?? new FileStore(dataDir);
-    for (const { jobId, image } of preparedJobs.withFiles) await files.remove(image ?? undefined, jobId);
-  }
+  // Only read: what is left out is removed from disk by the retention sweep, after the start (leftOut).
+  const preparedJobs = cutoff === null ? undefined : await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
   const [accounts, keys, jobs, usage, stats, webhooks] = await Promise.all(
     NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
@@ -70,13 +67,18 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   };
   // A data directory from before the hourly figures were kept: the dashboard's day is counted once from the jobs.
   if (!hadStats) await stores.stats.countFrom(await stores.jobs.endedSince(Date.now() - 2 * 86_400_000));
+  const leftOut =
+    preparedJobs &&
+    new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new FileStore(dataDir), fold: () => compactFile(jobs), log });
   const files = [accounts, keys, jobs, usage, stats, webhooks, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',
     ...stores,
     health: async () => Object.fromEntries(await Promise.all(fileNames.map(async (name) => [name, await usable(path.join(dataDir, name))] as const))),
-    compact: () => compactFiles(files),
+    // jobs.db keeps the lines of the jobs left out at start until their files are gone.
+    compact: () => compactFiles(leftOut && !leftOut.mayFold() ? files.filter((file) => file !== jobs) : files),
+    leftOut,
     close: async () => undefined,
   };
 }
@@ -91,8 +93,8 @@ async function exists(file: string): Promise<boolean> {
 /** Opens one datafile; `prepared`: what the history prefilter read of it already, when it was jobs.db. */
 async function openFile(dataDir: string, name: string, log: Logger, prepared?: PreparedJobs): Promise<NedbFile<{ _id: string }>> {
   const filename = path.join(dataDir, `${name}.db`);
-  // A file the prefilter parsed whole has no unreadable lines and ends with its last line's newline.
-  const { corrupt, endsMidLine } = prepared?.parsed ? { corrupt: 0, endsMidLine: false } : await inspectDatafile(filename);
+  // The prefilter has read the file already: its unreadable lines were counted then.
+  const { corrupt, endsMidLine } = prepared ?? (await inspectDatafile(filename));
   let rewrite = true;
   if (corrupt > 0) {
     const copy = `${filename}.corrupt-${Date.now()}`;
@@ -115,7 +117,8 @@ async function openFile(dataDir: string, name: string, log: Logger, prepared?: P
     modes: { fileMode: PRIVATE_FILE_MODE, dirMode: PRIVATE_DIR_MODE },
   };
   const store = Datastore.create(options);
-  await loadGuarded(store, { filename, endsMidLine, rewrite, parsed: prepared?.parsed, compact: prepared?.parsed && prepared.compact, log });
+  // What the prefilter parsed is loaded as it is: folding the file is left to the sweep, once the jobs left out have no files.
+  await loadGuarded(store, { filename, endsMidLine, rewrite, parsed: prepared?.parsed, compact: prepared?.parsed !== undefined, log });
   return store;
 }
 

@@ -213,5 +213,19 @@ export interface Stores {
   health(): Promise<Record<string, string>>;
   /** Folds what removals left behind (NeDB's append-only files); cheap where there is nothing to fold. */
   compact(): Promise<void>;
+  /** What the start left out of the job store as past the history period but has still to remove from disk (NeDB). */
+  leftOut?: LeftOutHistory;
   close(): Promise<void>;
+}
+
+/**
+ * Jobs the start left out of the job store (past the history period) whose files and stored
+ * lines are still on disk: the retention sweep drops them first, in the background, so a start
+ * costs only the reading.
+ */
+export interface LeftOutHistory {
+  /** Jobs left out and not yet removed from disk. */
+  pending(): number;
+  /** Removes their files, then their lines; resolves to how many jobs it removed. */
+  drop(): Promise<number>;
 }

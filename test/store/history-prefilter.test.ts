@@ -58,6 +58,12 @@ describe('opening jobs.db with a history period', () => {
     const logs: string[] = [];
     const stores = await openNedbStores(dir, lineLogger((line) => logs.push(line)), { historyCutoff: cutoffAt(90) });
     expect(await ids(stores)).toEqual(['old-pending', 'recent']);
+    // The start only reads: the lines and files of the jobs left out stay until the sweep drops them.
+    expect(stores.leftOut?.pending()).toBe(2);
+    expect(await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).toMatch(/"old"/);
+    await fs.access(path.join(dir, 'files', 'oldimageoldimageoldimage.png'));
+    expect(await stores.leftOut?.drop()).toBe(2);
+    expect(stores.leftOut?.pending()).toBe(0);
     const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
     expect(text).not.toMatch(/"old"|old-expired/);
     // The unreadable line is left for the loader, which reports it and keeps the file's copy.
@@ -128,10 +134,8 @@ describe('opening jobs.db with a history period', () => {
     expect(prepared.parsed!.docs.map((d) => d._id).sort()).toEqual(expected);
     expect(prepared.dropped).toBe(lines.length - expected.length);
     expect(prepared.withFiles).toEqual([{ jobId: 'with-files', image: 'withfileswithfileswith.png' }]);
-    const kept = (await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).split('\n').filter(Boolean);
-    expect(kept.map((line) => (JSON.parse(line) as { _id: string })._id).sort()).toEqual(expected);
-    // The lines kept are the old file's bytes.
-    for (const line of kept) expect(text.split('\n')).toContain(line);
+    // Only read: the file is as it was.
+    expect(await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).toBe(`${text}\n`);
   });
 
   it('hands the loader the last line of each job, folds the file to those lines, and leaves a file with nothing to fold untouched', async () => {
@@ -149,6 +153,9 @@ describe('opening jobs.db with a history period', () => {
     expect(await stores.jobs.get('a')).toMatchObject({ status: 'completed', page_title: 'done', url: 'one' });
     expect(await stores.jobs.get('b')).toBeNull();
     expect(((await stores.jobs.get('c')) as unknown as { at: unknown }).at).toEqual(new Date(NOW));
+    // The start loads the last lines without writing the file; the sweep's drop folds it.
+    expect(stores.leftOut?.pending()).toBe(0);
+    expect(await stores.leftOut?.drop()).toBe(0);
     const lines = (await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).split('\n').filter(Boolean);
     const docs = lines.map((line) => JSON.parse(line) as { _id?: string; $$indexCreated?: { fieldName: string } });
     expect(docs.filter((d) => d._id).map((d) => d._id).sort()).toEqual(['a', 'c']);
@@ -173,12 +180,12 @@ describe('opening jobs.db with a history period', () => {
     await fs.writeFile(path.join(dir, 'jobs.db'), [definition('account_id'), definition('completed_at'), JSON.stringify({ _id: 'a', account_id: 'x', status: 'completed', created_at: NOW })].join('\n') + '\n');
     const stores = await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
     expect(await stores.jobs.count({ account_id: 'x' })).toBe(1);
-    await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
+    await (await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) })).leftOut?.drop();
     const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
     expect(text).not.toMatch(/account_id","unique|completed_at","unique|indexRemoved/);
   });
 
-  it('on a full disk leaves the file as it was and loads all of it, old jobs and their files included', async (ctx) => {
+  it('on a full disk loads the jobs it keeps, removes the files of those left out, and leaves the file as it was', async (ctx) => {
     const disk = await mountTmpfs('1m', 'sa-prefilter-');
     if (typeof disk === 'string') ctx.skip();
     try {
@@ -195,14 +202,14 @@ describe('opening jobs.db with a history period', () => {
       const before = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
       await disk.fill();
 
-      const logs: string[] = [];
-      const stores = await openNedbStores(dir, lineLogger((line) => logs.push(line)), { historyCutoff: cutoffAt(90) });
-      expect(await stores.jobs.count()).toBe(450);
-      expect(logs.some((l) => /the disk is full; the job\(s\) past the history period stay/.test(l))).toBe(true);
+      const stores = await openNedbStores(dir, silentLogger, { historyCutoff: cutoffAt(90) });
+      expect(await stores.jobs.count()).toBe(400);
+      // The fold cannot be written: the lines stay for the next start to leave out again.
+      await expect(stores.leftOut!.drop()).rejects.toMatchObject({ status: 507 });
+      await expect(fs.access(path.join(dir, 'files', 'old0.png'))).rejects.toThrow();
       // As it was, but for the index definitions the store appends where the last page has room.
       expect((await fs.readFile(path.join(dir, 'jobs.db'), 'utf8')).startsWith(before)).toBe(true);
       expect((await fs.readdir(dir)).filter((f) => f.includes('~'))).toEqual([]);
-      await fs.access(path.join(dir, 'files', 'old0.png'));
     } finally {
       await disk.unmount();
     }
@@ -210,29 +217,106 @@ describe('opening jobs.db with a history period', () => {
 });
 
 
-describe('a start whose images are kept apart from the data directory (--files)', () => {
-  it('removes the files of the jobs it leaves out from the files directory', async () => {
+/** A completed job as the service stores one, `ageDays` old. */
+function completedJob(id: string, accountId: string, keyId: string, ageDays: number, image: string): JobRecord {
+  const created = Date.now() - ageDays * DAY;
+  return job({
+    _id: id,
+    account_id: accountId,
+    key_id: keyId,
+    batch_id: `batch_${id}`,
+    url: 'https://example.com/',
+    device: 'desktop',
+    preset: 'desktop',
+    full_page: false,
+    googlebot: false,
+    viewport: null,
+    format: 'png',
+    quality: null,
+    callback_url: null,
+    base_url: 'http://127.0.0.1',
+    status: 'completed',
+    progress: 100,
+    created_at: created,
+    started_at: created + 5,
+    completed_at: created + 900,
+    error: null,
+    image_file: image,
+    has_page_source: true,
+    truncated: false,
+    blocked_requests: 0,
+    attempts: 1,
+    duration_ms: 895,
+    expired: false,
+  } as Partial<JobRecord>);
+}
+
+describe('a start with history past the period to drop', () => {
+  it('listens and serves the jobs it keeps before the history past the period is dropped; the dropped jobs\' files go with the sweep', async () => {
     const dataDir = await tempDir('sa-prefilter-');
     const filesDir = await tempDir('sa-prefilter-files-');
     dirs.push(dataDir, filesDir);
-    const image = 'oldimageoldimageoldimage.png';
-    const files = new FileStore(filesDir);
-    await files.init();
-    await files.writeImage(image, Buffer.from('png'));
-    await files.writeSource('old', '<html></html>');
-    const created = Date.now() - 400 * DAY;
-    const first = await openNedbStores(dataDir, silentLogger);
-    await first.jobs.insert([job({ _id: 'old', status: 'completed', created_at: created, completed_at: created + 1000, image_file: image, expired: false })]);
-    await first.close();
+    // The sweep is held back, so what the start did alone can be seen.
+    const held = { firstSweepAfterMs: 3_600_000 };
+    const first = await startTestServer({ dataDir, filesDir }, held);
+    const { accountId, key, keyId } = await first.account();
+    const { files } = first.srv.services;
+    const keptImage = 'keptimagekeptimagekeptim.png';
+    const oldImage = 'oldimageoldimageoldimage.png';
+    // A year ago, with its files still on disk (as after a restore, or a retention period longer than the history's).
+    await first.srv.services.stores.jobs.insert([completedJob('job_kept', accountId, keyId, 3, keptImage), completedJob('job_old', accountId, keyId, 400, oldImage)]);
+    for (const [id, image] of [['job_kept', keptImage], ['job_old', oldImage]]) {
+      await files.writeImage(image, Buffer.from('png'));
+      await files.writeSource(id, '<html></html>');
+    }
+    await first.srv.close();
 
-    // The history period is 90 days: the start leaves the job out, and its files must go with it.
-    const server = await startTestServer({ dataDir, filesDir });
+    const server = await startTestServer({ dataDir, filesDir }, held);
     try {
-      expect(await server.srv.services.stores.jobs.get('old')).toBeNull();
-      await expect(fs.access(path.join(filesDir, 'files', image))).rejects.toThrow();
-      expect(await files.readSource('old')).toBeNull();
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      const kept = await server.v1('GET', '/screenshot/job_kept', key);
+      expect(kept.status).toBe(200);
+      expect(await kept.json()).toMatchObject({ job_id: 'job_kept', status: 'completed' });
+      expect((await fetch(`${server.url}/v1/files/${keptImage}`)).status).toBe(200);
+      expect((await server.v1('GET', '/screenshot/job_old', key)).status).toBe(404);
+      // Listening, and the old job is still to be removed from disk: its files and its line are there.
+      await fs.access(path.join(filesDir, 'files', oldImage));
+      expect(await fs.readFile(path.join(dataDir, 'jobs.db'), 'utf8')).toContain('job_old');
+      const { stores } = server.srv.services;
+      expect(stores.leftOut?.pending()).toBe(1);
+
+      await server.srv.services.retention.sweep();
+      expect(stores.leftOut?.pending()).toBe(0);
+      await expect(fs.access(path.join(filesDir, 'files', oldImage))).rejects.toThrow();
+      expect(await files.readSource('job_old')).toBeNull();
+      expect(await fs.readFile(path.join(dataDir, 'jobs.db'), 'utf8')).not.toContain('job_old');
+      await fs.access(path.join(filesDir, 'files', keptImage));
+      expect(await files.readSource('job_kept')).not.toBeNull();
     } finally {
       await server.close();
     }
+  });
+
+  it('keeps the lines of the jobs left out through a stop before the sweep, so their files still go at a later start', async () => {
+    const dataDir = await tempDir('sa-prefilter-');
+    dirs.push(dataDir);
+    const image = 'oldimageoldimageoldimage.png';
+    const stores = await openNedbStores(dataDir, silentLogger);
+    const files = new FileStore(dataDir);
+    await files.init();
+    await stores.jobs.insert([job({ _id: 'old', status: 'completed', created_at: NOW - 400 * DAY, image_file: image, expired: false })]);
+    await files.writeImage(image, Buffer.from('png'));
+
+    const started = await openNedbStores(dataDir, silentLogger, { historyCutoff: cutoffAt(90), files });
+    expect(await started.jobs.get('old')).toBeNull();
+    // A stop folds the stores, but not jobs.db while a job left out of it has files on disk.
+    await started.compact();
+    expect(await fs.readFile(path.join(dataDir, 'jobs.db'), 'utf8')).toContain('"old"');
+
+    const later = await openNedbStores(dataDir, silentLogger, { historyCutoff: cutoffAt(90), files });
+    expect(later.leftOut?.pending()).toBe(1);
+    expect(await later.leftOut?.drop()).toBe(1);
+    await expect(fs.access(path.join(dataDir, 'files', image))).rejects.toThrow();
+    expect(await fs.readFile(path.join(dataDir, 'jobs.db'), 'utf8')).not.toContain('"old"');
   });
 });
