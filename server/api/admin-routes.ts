@@ -18,7 +18,7 @@ import type { WebhookService } from '../webhooks/webhook-service.js';
 import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminOpenApiRoute } from './openapi.js';
-import { queryText, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
+import { queryText, refuseSecretOptions, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
 import { GatedRouter } from './routing.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
 import { parseScreenshotParams } from './screenshot-params.js';
@@ -156,6 +156,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     // as its query would be), so a link that could only be refused is not made.
     const { expires, render_timeout: renderTimeout, ...options } = (request ?? {}) as Record<string, unknown>;
     parseScreenshotParams(options);
+    refuseSecretOptions(Object.keys(options));
     if (renderTimeout !== undefined) renderTimeoutSeconds(queryText('render_timeout', renderTimeout));
     if (expires !== undefined && !(Number.isInteger(expires) && (expires as number) > 0)) throw new ValidationError('expires must be a Unix time in seconds', 'expires');
     const found = await deps.keys.forRenderLink(ctx.params.id);
