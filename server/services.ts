@@ -73,6 +73,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Image requests per client address (GET /v1/files/*). */
   fileRateLimiter: RateLimiter;
+  /** Loads per second of each render link. */
+  renderRateLimiter: RateLimiter;
   settings: SettingsService;
   jobs: JobService;
   /** The JobRunner's queue, for the tray. */
@@ -153,6 +155,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
     const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
+    const renderRateLimiter = new RateLimiter(clock, config.renderRatePerSecond);
     const webhooks = createWebhookService({
       store: stores.deliveries,
       policy: egress,
@@ -216,6 +219,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       quota,
       rateLimiter,
       fileRateLimiter,
+      renderRateLimiter,
       settings,
       jobs,
       queue: runner,
