@@ -53,7 +53,12 @@ function countRequests(services: Services): Koa.Middleware {
 }
 
 /** What the admin routes, the panel's files and /metrics check a request against. */
-const adminDeps = (services: Services) => ({ token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy });
+const adminDeps = (services: Services) => ({
+  token: services.adminToken,
+  adminAllow: services.config.adminAllow,
+  trustProxy: services.config.trustProxy,
+  sessions: services.adminSessions,
+});
 
 /** Every router of the service: the v1 API's, then the admin API's (mounted after the panel's files). */
 export function appRouters(services: Services): { v1: Router[]; admin: Router[] } {

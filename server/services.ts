@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 
 import { AccountService } from './auth/accounts.js';
+import { AdminSessions } from './auth/admin-sessions.js';
 import { loadOrCreateAdminToken, sharedAdminToken } from './auth/admin-token.js';
 import { ApiKeyService } from './auth/api-keys.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
@@ -88,6 +89,8 @@ export interface Services {
   /** The egress guard's forward proxy, through which every browser connection goes. */
   egressProxyUrl: string | undefined;
   adminToken: string;
+  /** The control panel's sessions (in memory: see AdminSessions). */
+  adminSessions: AdminSessions;
   rendererDir?: string;
   isReady(): boolean;
   /** True between start() and stop(). */
@@ -230,6 +233,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       metrics,
       egressProxyUrl,
       adminToken,
+      adminSessions: new AdminSessions(clock, () => adminToken),
       isReady: () => started && engine.isReady(),
       isStarted: () => started,
       async start() {

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 
 import { type AccountService,accountView } from '../auth/accounts.js';
+import type { AdminSessions } from '../auth/admin-sessions.js';
 import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import { type CaptureEngine, oneBrowser } from '../capture/engine.js';
 import { ApiError, badRequest, ValidationError } from '../errors.js';
@@ -26,6 +27,7 @@ import { baseUrlOf } from './v1-routes.js';
 import { type Filled, validateBody, validateQuery } from './validate.js';
 
 export interface AdminDeps extends AdminAuthDeps {
+  sessions: AdminSessions;
   accounts: AccountService;
   keys: ApiKeyService;
   quota: QuotaService;
@@ -63,8 +65,8 @@ const jsonBody = bodyParser({
 export function adminRoutes(deps: AdminDeps): Router[] {
   const network = adminNetworkGuard(deps);
   const session = new GatedRouter('/admin/api', [network, adminHeaders, jsonBody]);
-  session.post('/session', (ctx) => openSession(ctx, deps.token, validateBody(SessionOpen, body(ctx)).token));
-  session.delete('/session', (ctx) => closeSession(ctx));
+  session.post('/session', (ctx) => openSession(ctx, deps.token, deps.sessions, validateBody(SessionOpen, body(ctx)).token));
+  session.delete('/session', (ctx) => closeSession(ctx, deps.sessions));
 
   const router = new GatedRouter('/admin/api', [network, adminHeaders, adminAuth(deps), jsonBody]);
 

@@ -56,6 +56,36 @@ describe('admin API access', () => {
     expect(real.status).toBe(201);
   });
 
+  it('ends the session at sign-out: its cookie opens nothing after, while other sessions go on', async () => {
+    const signIn = async () => {
+      const res = await fetch(`${server.url}/admin/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: server.srv.adminToken }),
+      });
+      // It lasts as long as the session: 12 hours.
+      const expires = Date.parse(/expires=([^;]+)/i.exec(res.headers.get('set-cookie')!)![1]);
+      expect(Math.abs(expires - (Date.now() + 12 * 3_600_000))).toBeLessThan(60_000);
+      return res.headers.get('set-cookie')!.split(';')[0];
+    };
+    const first = await signIn();
+    const second = await signIn();
+    // Each sign-in is a session of its own, never a value derived from the token.
+    expect(first).not.toBe(second);
+    const accounts = (cookie: string) => fetch(`${server.url}/admin/api/accounts`, { headers: { cookie } });
+    expect((await accounts(first)).status).toBe(200);
+
+    const out = await fetch(`${server.url}/admin/api/session`, { method: 'DELETE', headers: { cookie: first, 'x-requested-with': 'screenshot-appliance' } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/sa_admin=;/);
+    // A copy of the cookie kept from before the sign-out (another tab, a stolen copy) is refused.
+    expect((await accounts(first)).status).toBe(401);
+    expect((await accounts(second)).status).toBe(200);
+    // A made-up or emptied cookie opens nothing.
+    expect((await accounts('sa_admin=')).status).toBe(401);
+    expect((await accounts(`sa_admin=${first.slice('sa_admin='.length, -1)}`)).status).toBe(401);
+  });
+
   it('refuses a wrong token at the session exchange', async () => {
     const res = await fetch(`${server.url}/admin/api/session`, {
       method: 'POST',
