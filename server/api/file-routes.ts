@@ -40,14 +40,14 @@ export function rateKey(address: string): string {
 }
 
 /**
- * GET /v1/files/:image — the image behind a screenshot_url. It needs no API key: the
+ * GET /v1/files/:name — the image behind a screenshot_url. It needs no API key: the
  * 144-bit random name is the capability, so the address can be handed to an <img> tag.
  * Cached by clients until the retention period ends; 404 after expiry. Rate limited per client
  * address, so no client can keep the server busy with guesses.
  */
 export function fileRoutes(deps: FileRouteDeps): Router {
   const router = exactRouter();
-  router.get('/v1/files/:image', async (ctx) => {
+  router.get('/v1/files/:name', async (ctx) => {
     const { name, maxAge } = await capability(ctx, deps, 'file');
     await sendImage(ctx, deps.files.imagePath(name), IMAGE_CONTENT_TYPES[EXT_FORMAT[name.split('.').pop() ?? 'png']], () => notFound('No such file'), (stat) => ({
       ETag: `"${name.slice(0, 24)}-${stat.size.toString(36)}"`,
@@ -57,7 +57,7 @@ export function fileRoutes(deps: FileRouteDeps): Router {
   });
 
   // The thumbnail of an image, under the same capability name (the job list's small pictures).
-  router.get('/v1/files/:image/thumbnail', async (ctx) => {
+  router.get('/v1/files/:name/thumbnail', async (ctx) => {
     const { name, maxAge } = await capability(ctx, deps, 'thumbnail');
     const thumbnail = await deps.files.readThumbnail(name);
     if (!thumbnail) throw notFound('No such thumbnail');
@@ -109,7 +109,7 @@ async function capability(ctx: Context, deps: FileRouteDeps, what: 'file' | 'thu
   const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
   const wait = deps.fileRateLimiter.take(client);
   if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
-  const name = String(ctx.params.image);
+  const name = String(ctx.params.name);
   if (!FILE_NAME.test(name) || (what === 'thumbnail' && name.endsWith('.pdf'))) throw notFound(`No such ${what}`);
   const job = await deps.jobs.findByImage(name);
   if (!job || job.expired) throw notFound(`No such ${what}; screenshots are removed after the retention period`);

@@ -77,7 +77,7 @@ describe('access log', () => {
 
   it("keeps an image's name out of the line: the name is what grants access to it", async () => {
     const { records, raw } = await accessLines(() => fetch(`${server.url}/v1/files/secretImageName123.png`));
-    expect(records).toEqual([expect.objectContaining({ method: 'GET', path: '/v1/files/[image]', status: 404 })]);
+    expect(records).toEqual([expect.objectContaining({ method: 'GET', path: '/v1/files/[name]', status: 404 })]);
     expect(raw).not.toContain('secretImageName123');
   });
 
@@ -104,7 +104,7 @@ describe('access log', () => {
     const routes = [...v1, ...admin].flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0 && layer.paramNames.length > 0));
     const patterns = [...new Set(routes.map((layer) => String(layer.path)))];
     // The enumeration sees the capability routes.
-    expect(patterns).toEqual(expect.arrayContaining(['/v1/files/:image', '/v1/files/:image/thumbnail']));
+    expect(patterns).toEqual(expect.arrayContaining(['/v1/files/:name', '/v1/files/:name/thumbnail']));
 
     let n = 0;
     for (const layer of routes) {
@@ -147,6 +147,6 @@ describe('access log', () => {
     });
     expect(records).toHaveLength(spellings.length + 3);
     expect(raw).not.toContain(name.slice(0, 16));
-    expect(records.map((r) => r.path)).toEqual(expect.arrayContaining(['/v1/files/[image]/thumbnail', '/v1/files/[image]']));
+    expect(records.map((r) => r.path)).toEqual(expect.arrayContaining(['/v1/files/[name]/thumbnail', '/v1/files/[name]']));
   });
 });

@@ -26,7 +26,7 @@ describe('the error middleware', () => {
       const answer = await fetch(`http://127.0.0.1:${port}/v1/files/${name}`);
       expect(answer.status).toBe(500);
       expect(await answer.json()).toEqual({ error: 'Internal server error', message: 'The server could not complete the request' });
-      expect(lines).toEqual([`GET /v1/files/[image] failed`]);
+      expect(lines).toEqual([`GET /v1/files/[name] failed`]);
       expect(lines.join('\n')).not.toContain(name);
     } finally {
       server.close();
