@@ -1,6 +1,9 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
 
@@ -94,6 +97,33 @@ describe('admin API access', () => {
     });
     expect(res.status).toBe(401);
   });
+});
+
+describe('admin sessions across a token change', () => {
+  it('refuses every earlier session once the admin token is rotated and the server restarted', async () => {
+    const dataDir = await tempDir();
+    const signIn = async (url: string, token: string) =>
+      (await fetch(`${url}/admin/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) }))
+        .headers.get('set-cookie')!
+        .split(';')[0];
+    const first = await startTestServer({ dataDir });
+    const cookie = await signIn(first.url, first.srv.adminToken);
+    expect((await fetch(`${first.url}/admin/api/accounts`, { headers: { cookie } })).status).toBe(200);
+    await first.srv.close();
+
+    // The README's rotation: a new token in <data>/admin-token, then a restart.
+    const rotated = 'r'.repeat(43);
+    await fs.writeFile(path.join(dataDir, 'admin-token'), `${rotated}\n`);
+    const second = await startTestServer({ dataDir });
+    try {
+      expect(second.srv.adminToken).toBe(rotated);
+      expect((await fetch(`${second.url}/admin/api/accounts`, { headers: { cookie } })).status).toBe(401);
+      const fresh = await signIn(second.url, rotated);
+      expect((await fetch(`${second.url}/admin/api/accounts`, { headers: { cookie: fresh } })).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
 });
 
 describe('accounts', () => {
