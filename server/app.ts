@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import Koa from 'koa';
 
-import { accessLog } from './api/access-log.js';
+import { accessLog, LoggedPaths } from './api/access-log.js';
 import { adminNetworkGuard } from './api/admin-auth.js';
 import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
@@ -52,13 +52,33 @@ function countRequests(services: Services): Koa.Middleware {
   };
 }
 
+/** What the admin routes, the panel's files and /metrics check a request against. */
+const adminDeps = (services: Services) => ({
+  token: services.adminToken,
+  adminAllow: services.config.adminAllow,
+  trustProxy: services.config.trustProxy,
+  sessions: services.adminSessions,
+});
+
+/** Every router of the service: the v1 API's, then the admin API's (mounted after the panel's files). */
+export function appRouters(services: Services): { v1: Router[]; admin: Router[] } {
+  const deps = { ...services, trustProxy: services.config.trustProxy };
+  return {
+    v1: [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps)],
+    admin: adminRoutes({ ...deps, ...adminDeps(services) }),
+  };
+}
+
 /** The Koa application over the services (it does not listen). */
 export function createApp(services: Services): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
-  app.use(accessLog(services.log));
+  const { v1, admin } = appRouters(services);
+  // What the logs show of an address is decided on these routes, every one of them.
+  const paths = new LoggedPaths([...v1, ...admin]);
+  app.use(accessLog(services.log, paths));
   app.use(countRequests(services));
-  app.use(errorMiddleware((msg, err) => services.log.error({ component: 'http', err }, msg)));
+  app.use(errorMiddleware((msg, err) => services.log.error({ component: 'http', err }, msg), paths));
 
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {
@@ -80,23 +100,16 @@ export function createApp(services: Services): Koa {
     await next();
   });
 
-  const deps = { ...services, trustProxy: services.config.trustProxy };
-  mount(app, fileRoutes(deps));
-  mount(app, v1OpenApiRoutes(deps));
-  mount(app, v1Routes(deps));
-  mount(app, renderRoutes(deps));
+  for (const router of v1) mount(app, router);
 
-  const adminDeps = { token: services.adminToken, adminAllow: services.config.adminAllow, trustProxy: services.config.trustProxy };
   app.use(
     metricsEndpoint(services.metrics, {
-      ...adminDeps,
+      ...adminDeps(services),
       metricsAllow: services.config.metricsAllow,
       metricsToken: services.config.metricsToken,
     }),
   );
-  app.use(adminStatic(services.rendererDir ?? findRendererDir(), adminNetworkGuard(adminDeps)));
-  for (const router of adminRoutes({ ...deps, ...adminDeps })) {
-    mount(app, router);
-  }
+  app.use(adminStatic(services.rendererDir ?? findRendererDir(), adminNetworkGuard(adminDeps(services))));
+  for (const router of admin) mount(app, router);
   return app;
 }

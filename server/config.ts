@@ -79,6 +79,16 @@ export interface Config {
    * clients per /64. High enough for a page of thumbnails. @default 100
    */
   fileRatePerSecond: number;
+  /**
+   * Loads per second of one render link (GET /v1/render, by its signature): a budget of its own,
+   * so a link embedded in a busy page never spends its account's requests per second. @default 20
+   */
+  renderRatePerSecond: number;
+  /**
+   * Open connections one client address may hold (IPv6 clients per /64; trusted proxies are not
+   * counted). One more is answered 429 and closed. @default 256
+   */
+  maxClientConnections: number;
 }
 
 export const DEFAULTS: Omit<Config, 'dataDir'> = {
@@ -105,6 +115,8 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   defaultMonthlyLimit: 30_000,
   ratePerSecond: 10,
   fileRatePerSecond: 100,
+  renderRatePerSecond: 20,
+  maxClientConnections: 256,
   jobLeaseSeconds: 30,
 };
 
@@ -154,6 +166,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     metricsToken: env.SCREENSHOT_METRICS_TOKEN || undefined,
     pageMemoryMb: int('SCREENSHOT_PAGE_MEMORY_MB', env.SCREENSHOT_PAGE_MEMORY_MB, DEFAULTS.pageMemoryMb, 128, 1_048_576),
     fileRatePerSecond: int('SCREENSHOT_FILE_RATE', env.SCREENSHOT_FILE_RATE, DEFAULTS.fileRatePerSecond, 1, 100_000),
+    renderRatePerSecond: int('SCREENSHOT_RENDER_RATE', env.SCREENSHOT_RENDER_RATE, DEFAULTS.renderRatePerSecond, 1, 100_000),
+    maxClientConnections: int('SCREENSHOT_MAX_CLIENT_CONNECTIONS', env.SCREENSHOT_MAX_CLIENT_CONNECTIONS, DEFAULTS.maxClientConnections, 1, 100_000),
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
     historyDays: int('SCREENSHOT_HISTORY_DAYS', env.SCREENSHOT_HISTORY_DAYS, DEFAULTS.historyDays, 1, 3650),
     databaseUrl: env.SCREENSHOT_DATABASE_URL || undefined,

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 
-import { loggedPath } from './api/access-log.js';
+import { LoggedPaths } from './api/access-log.js';
 
 /** Public titles for each status, as the v1 specification and DESIGN.md name them. */
 export const ERROR_TITLES: Record<number, string> = {
@@ -55,9 +55,10 @@ export class ValidationError extends Error {
 
 /**
  * The one error-rendering middleware. Known errors keep their status and message;
- * everything else becomes a 500 whose body never echoes internals.
+ * everything else becomes a 500 whose body never echoes internals, and is logged with the
+ * address as the access log shows it (`paths`, the service's routes).
  */
-export function errorMiddleware(log: (msg: string, err: unknown) => void) {
+export function errorMiddleware(log: (msg: string, err: unknown) => void, paths: LoggedPaths = new LoggedPaths([])) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
@@ -70,7 +71,7 @@ export function errorMiddleware(log: (msg: string, err: unknown) => void) {
     } catch (err) {
       const apiError = toApiError(err);
       // 503 (queue full) and 507 (disk full) are conditions, said once where they arise; a 500 is a fault.
-      if (apiError.status >= 500 && apiError.status !== 503 && apiError.status !== 507) log(`${ctx.method} ${loggedPath(ctx.path)} failed`, err);
+      if (apiError.status >= 500 && apiError.status !== 503 && apiError.status !== 507) log(`${ctx.method} ${paths.of(ctx.path)} failed`, err);
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
       // An error describes one moment; no cache should keep it.

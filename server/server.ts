@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 
+import { rateKey } from './api/file-routes.js';
 import { createApp } from './app.js';
 import { answerClientError } from './client-errors.js';
 import type { Config } from './config.js';
+import { ERROR_TITLES } from './errors.js';
+import { ConnectionLimit } from './limits/connection-limit.js';
 import { createServices, type ServiceDeps, type Services } from './services.js';
 import { isDiskFull } from './store/disk-full.js';
 
@@ -16,7 +19,32 @@ export interface RunningServer {
   /** The control panel's address carrying the token in its fragment. */
   adminUrl: string;
   services: Services;
+  /** The open connections counted per client address. */
+  connections: ConnectionLimit;
   close(): Promise<void>;
+}
+
+/** A request's headers must arrive within this, and the whole request within REQUEST_TIMEOUT_MS; else 408. */
+export const HEADERS_TIMEOUT_MS = 20_000;
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** How long a connection over its address's limit may stay idle before it is closed. */
+const REFUSED_IDLE_MS = 5_000;
+
+/** The answer on a connection over its address's limit: 429, and the connection closed. */
+function refuseConnection(res: http.ServerResponse, max: number): void {
+  const body = JSON.stringify({
+    error: ERROR_TITLES[429],
+    message: `Too many open connections from this address: the limit is ${max}; close some and retry`,
+    retry_after: 1,
+  });
+  res.writeHead(429, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Retry-After': '1',
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  res.end(body);
 }
 
 const localHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
@@ -24,15 +52,26 @@ const localHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.
 /** Starts the services and the HTTP server; resolves once it is listening and ready. */
 export async function startServer(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<RunningServer> {
   const services = await createServices(config, deps);
-  const server = http.createServer();
+  // Node checks its request time-outs every connectionsCheckingInterval (30 s by default), so a
+  // stalled request got its 408 only at the next check, ~30 s for a 20 s limit: check every second.
+  const server = http.createServer({
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: 1_000,
+  });
+  const connections = new ConnectionLimit(config.maxClientConnections, config.trustProxy, (address) => rateKey(address));
   try {
     await services.start();
-    const app = createApp(services);
-    server.on('request', app.callback());
+    const app = createApp(services).callback();
+    server.on('connection', (socket: Socket) => {
+      // A refused connection is told so at its first request; one that sends none is closed soon.
+      if (!connections.admit(socket)) socket.setTimeout(REFUSED_IDLE_MS);
+    });
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) =>
+      connections.isRefused(req.socket) ? refuseConnection(res, connections.max) : app(req, res),
+    );
     server.on('clientError', answerClientError);
-    server.requestTimeout = 60_000;
-    server.headersTimeout = 20_000;
-    server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {
@@ -64,6 +103,7 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
     adminToken: services.adminToken,
     adminUrl: `${url}/admin/#token=${services.adminToken}`,
     services,
+    connections,
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

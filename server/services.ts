@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 
 import { AccountService } from './auth/accounts.js';
+import { AdminSessions } from './auth/admin-sessions.js';
 import { loadOrCreateAdminToken, sharedAdminToken } from './auth/admin-token.js';
 import { ApiKeyService } from './auth/api-keys.js';
 import { ChromiumEngine } from './capture/chromium-engine.js';
@@ -76,6 +77,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Image requests per client address (GET /v1/files/*). */
   fileRateLimiter: RateLimiter;
+  /** Loads per second of each render link. */
+  renderRateLimiter: RateLimiter;
   settings: SettingsService;
   jobs: JobService;
   /** The JobRunner's queue, for the tray. */
@@ -89,6 +92,8 @@ export interface Services {
   /** The egress guard's forward proxy, through which every browser connection goes. */
   egressProxyUrl: string | undefined;
   adminToken: string;
+  /** The control panel's sessions (in memory: see AdminSessions). */
+  adminSessions: AdminSessions;
   rendererDir?: string;
   isReady(): boolean;
   /** True between start() and stop(). */
@@ -158,6 +163,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
     const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
+    const renderRateLimiter = new RateLimiter(clock, config.renderRatePerSecond);
     const webhooks = createWebhookService({
       store: stores.deliveries,
       policy: egress,
@@ -221,6 +227,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       quota,
       rateLimiter,
       fileRateLimiter,
+      renderRateLimiter,
       settings,
       jobs,
       queue: runner,
@@ -231,6 +238,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       metrics,
       egressProxyUrl,
       adminToken,
+      adminSessions: new AdminSessions(clock, () => adminToken),
       isReady: () => started && engine.isReady(),
       isStarted: () => started,
       async start() {

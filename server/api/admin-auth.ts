@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 
-import { secretEquals, sessionValue } from '../auth/admin-token.js';
+import { type AdminSessions, SESSION_LIFETIME_MS } from '../auth/admin-sessions.js';
+import { secretEquals } from '../auth/admin-token.js';
 import { clientAddress } from '../auth/client-address.js';
 import { isAllowed } from '../auth/ip-whitelist.js';
 import { ApiError } from '../errors.js';
@@ -13,6 +14,8 @@ export interface AdminAuthDeps {
   token: string;
   adminAllow: readonly string[];
   trustProxy: readonly string[];
+  /** The control panel's sessions; without them only the bearer token is accepted (as /metrics does). */
+  sessions?: AdminSessions;
 }
 
 /** /admin is for the local admin: refused from addresses outside `adminAllow` (loopback by default). */
@@ -33,15 +36,13 @@ export function adminNetworkGuard(deps: AdminAuthDeps) {
  * preflight, which this server never grants (SameSite=Strict is the first wall).
  */
 export function adminAuth(deps: AdminAuthDeps) {
-  const session = sessionValue(deps.token);
   return async (ctx: Context, next: Next) => {
     const bearer = /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1]?.trim();
     if (bearer) {
       if (!secretEquals(bearer, deps.token)) throw new ApiError(401, 'Invalid admin token');
       return next();
     }
-    const cookie = ctx.cookies.get(SESSION_COOKIE);
-    if (!cookie || !secretEquals(cookie, session)) {
+    if (!deps.sessions?.isOpen(ctx.cookies.get(SESSION_COOKIE))) {
       throw new ApiError(401, 'Admin token required: send Authorization: Bearer <token> (the token is in <data>/admin-token)');
     }
     if (!['GET', 'HEAD', 'OPTIONS'].includes(ctx.method) && ctx.get(CSRF_HEADER) !== CSRF_VALUE) {
@@ -51,14 +52,25 @@ export function adminAuth(deps: AdminAuthDeps) {
   };
 }
 
-/** Sets the session cookie for a valid token (POST /admin/api/session). */
-export function openSession(ctx: Context, token: string, presented: unknown): void {
+/**
+ * Opens a session for a valid token and sets its cookie (POST /admin/api/session): a random id,
+ * HttpOnly, SameSite=Strict, for /admin only, lasting as long as the session.
+ */
+export function openSession(ctx: Context, token: string, sessions: AdminSessions, presented: unknown): void {
   if (typeof presented !== 'string' || !secretEquals(presented, token)) throw new ApiError(401, 'Invalid admin token');
-  ctx.cookies.set(SESSION_COOKIE, sessionValue(token), { httpOnly: true, sameSite: 'strict', path: '/admin', overwrite: true });
+  ctx.cookies.set(SESSION_COOKIE, sessions.open(), {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: '/admin',
+    maxAge: SESSION_LIFETIME_MS,
+    overwrite: true,
+  });
   ctx.status = 204;
 }
 
-export function closeSession(ctx: Context): void {
+/** Ends the cookie's session, so the cookie opens nothing any more, and clears it (DELETE /admin/api/session). */
+export function closeSession(ctx: Context, sessions: AdminSessions): void {
+  sessions.close(ctx.cookies.get(SESSION_COOKIE));
   ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/admin', expires: new Date(0) });
   ctx.status = 204;
 }

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 
 import { type AccountService,accountView } from '../auth/accounts.js';
+import type { AdminSessions } from '../auth/admin-sessions.js';
 import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import { type CaptureEngine, oneBrowser } from '../capture/engine.js';
 import { ApiError, badRequest, ValidationError } from '../errors.js';
@@ -18,7 +19,7 @@ import type { WebhookService } from '../webhooks/webhook-service.js';
 import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminOpenApiRoute } from './openapi.js';
-import { queryText, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
+import { queryText, refuseSecretOptions, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
 import { GatedRouter } from './routing.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
 import { parseScreenshotParams } from './screenshot-params.js';
@@ -26,6 +27,7 @@ import { baseUrlOf } from './v1-routes.js';
 import { type Filled, validateBody, validateQuery } from './validate.js';
 
 export interface AdminDeps extends AdminAuthDeps {
+  sessions: AdminSessions;
   accounts: AccountService;
   keys: ApiKeyService;
   quota: QuotaService;
@@ -63,8 +65,8 @@ const jsonBody = bodyParser({
 export function adminRoutes(deps: AdminDeps): Router[] {
   const network = adminNetworkGuard(deps);
   const session = new GatedRouter('/admin/api', [network, adminHeaders, jsonBody]);
-  session.post('/session', (ctx) => openSession(ctx, deps.token, validateBody(SessionOpen, body(ctx)).token));
-  session.delete('/session', (ctx) => closeSession(ctx));
+  session.post('/session', (ctx) => openSession(ctx, deps.token, deps.sessions, validateBody(SessionOpen, body(ctx)).token));
+  session.delete('/session', (ctx) => closeSession(ctx, deps.sessions));
 
   const router = new GatedRouter('/admin/api', [network, adminHeaders, adminAuth(deps), jsonBody]);
 
@@ -156,6 +158,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     // as its query would be), so a link that could only be refused is not made.
     const { expires, render_timeout: renderTimeout, ...options } = (request ?? {}) as Record<string, unknown>;
     parseScreenshotParams(options);
+    refuseSecretOptions(Object.keys(options));
     if (renderTimeout !== undefined) renderTimeoutSeconds(queryText('render_timeout', renderTimeout));
     if (expires !== undefined && !(Number.isInteger(expires) && (expires as number) > 0)) throw new ValidationError('expires must be a Unix time in seconds', 'expires');
     const found = await deps.keys.forRenderLink(ctx.params.id);

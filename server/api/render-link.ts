@@ -9,6 +9,24 @@ import { ScreenshotRequest } from './schemas/v1.js';
 
 /** Parameters of a render link that are not options of POST /v1/screenshot. */
 export const RENDER_LINK_PARAMS = ['key_id', 'signature', 'expires', 'render_timeout'] as const;
+/**
+ * Options a render link refuses: their values are secrets (a header's token, a session cookie,
+ * a password), and a link is meant for a public `<img>` tag, where its query can be read by
+ * every reader of the page, its logs and its caches. POST /v1/screenshot takes them, sealed.
+ */
+export const SECRET_OPTIONS = ['headers', 'cookies', 'http_auth'] as const;
+
+/** Throws a 400 naming the first secret option in a render link's parameters. */
+export function refuseSecretOptions(names: Iterable<string>): void {
+  for (const name of names) {
+    if ((SECRET_OPTIONS as readonly string[]).includes(name)) {
+      throw new ValidationError(
+        `${name} cannot be given in a render link: a link is public and its query readable by anyone who sees it; send ${name} with POST /v1/screenshot instead`,
+        name,
+      );
+    }
+  }
+}
 /** The longest a render link waits for its capture before answering 202, and its default. */
 export const MAX_RENDER_TIMEOUT_SECONDS = 60;
 
@@ -69,11 +87,12 @@ const FIELDS = (ScreenshotRequest as unknown as { properties: Record<string, Fie
 /**
  * A render link's options as the body of POST /v1/screenshot would give them, typed by the
  * request schema: numbers and booleans (`true`/`false`, `1`/`0`) from their text, `devices` a
- * comma-separated list, `hide_selectors` one selector or a JSON array, and the object options
- * (`clip`, `headers`, `cookies`, `http_auth`) as JSON. Whatever does not read as its type is
+ * comma-separated list, `hide_selectors` one selector or a JSON array, and `clip` as JSON.
+ * The secret options (SECRET_OPTIONS) are refused. Whatever does not read as its type is
  * passed on as text, for the schema to refuse naming the field.
  */
 export function renderRequestBody(pairs: ReadonlyArray<readonly [string, string]>): { body: Record<string, unknown>; timeoutMs: number } {
+  refuseSecretOptions(pairs.map(([name]) => name));
   const body: Record<string, unknown> = {};
   let timeoutSeconds = MAX_RENDER_TIMEOUT_SECONDS;
   for (const [name, value] of pairs) {

@@ -5,16 +5,38 @@ import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { ApiError, ValidationError } from '../errors.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { statusUrl } from '../jobs/job-resource.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import { sendImage } from './file-routes.js';
 import { checkSignature, queryPairs, renderRequestBody } from './render-link.js';
 import { exactRouter } from './routing.js';
 import { RENDER_CACHE_TTL_SECONDS } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
-import { v1Auth, type V1State } from './v1-auth.js';
+import { type RateBudget, v1Auth, type V1State } from './v1-auth.js';
 import { baseUrlOf, requestJobs, type V1Deps } from './v1-routes.js';
 
 interface RenderState {
   pairs: Array<[string, string]>;
+}
+
+export interface RenderDeps extends V1Deps {
+  /** Loads per second of each render link (see linkBudget). */
+  renderRateLimiter: RateLimiter;
+}
+
+/**
+ * A render link's loads spend a budget of that link's own, never its account's requests per
+ * second: a link in a busy public page, loaded by every reader (cache hits included), would
+ * otherwise lock its owner out of the API. The link is named by its key and signature (in
+ * lowercase, the way it is compared), which no reader can vary without breaking it. A load that
+ * starts a capture still counts toward the daily and monthly limits.
+ */
+function linkBudget(limiter: RateLimiter, keyId: string, pairs: ReadonlyArray<readonly [string, string]>): RateBudget {
+  const signature = pairs.find(([name]) => name === 'signature')![1].toLowerCase();
+  return {
+    limiter,
+    id: `${keyId}:${signature}`,
+    refusal: `Too many loads of this render link: the limit is ${limiter.limit} per second per link`,
+  };
 }
 
 /**
@@ -23,7 +45,7 @@ interface RenderState {
  * with the key's signing secret, so it can sit in a public page without the API key and nobody
  * can change what it asks for. Then the v1 chain applies as for POST /v1/screenshot.
  */
-export function renderRoutes(deps: V1Deps): Router {
+export function renderRoutes(deps: RenderDeps): Router {
   const router = exactRouter('/v1');
   const auth = v1Auth(deps, async (ctx) => {
     // The query is read here, once: the signature is checked on these pairs and the capture asked for from them.
@@ -38,7 +60,7 @@ export function renderRoutes(deps: V1Deps): Router {
     }
     checkSignature(pairs, found.secret, deps.clock.now());
     (ctx.state as { render?: RenderState }).render = { pairs };
-    return { key: found.record, account };
+    return { key: found.record, account, budget: linkBudget(deps.renderRateLimiter, keyId, pairs) };
   });
 
   router.get('/render', auth, async (ctx) => {

@@ -23,6 +23,27 @@ function httpUrl(field: string, value: string): string {
   return url.href;
 }
 
+/**
+ * Text before the host that ends with `@`, however the address spells its slashes (`//`, `\\`,
+ * one or none: the URL parser reads them all alike): a user name, a password, or an empty
+ * userinfo. Tabs and newlines are dropped first, as the parser drops them.
+ */
+const USERINFO = /^[a-z][a-z\d+.-]*:[\\/]*[^\\/?#]*@/i;
+
+/**
+ * The page's address may not carry credentials (`http://user:pw@host/`): the job's `url` is
+ * stored, shown in the status resource and the panel, and sent in every webhook, so a password
+ * there would be in clear in all of them. `http_auth` takes them instead, sealed until the job ends.
+ */
+function refuseUserinfo(field: string, raw: string, url: URL): void {
+  if (url.username !== '' || url.password !== '' || USERINFO.test(raw.trim().replace(/[\t\n\r]/g, ''))) {
+    throw new ValidationError(
+      `${field} may not contain a user name or password (user:password@); send credentials in http_auth, which is kept sealed and never shown`,
+      field,
+    );
+  }
+}
+
 /** `devices` as asked: `all` expands to every device, duplicates collapse, order is kept. */
 function expandDevices(devices: readonly string[]): DeviceName[] {
   return [...new Set(devices.flatMap((d) => (d === 'all' ? [...DEVICE_NAMES] : [d as DeviceName])))];
@@ -41,6 +62,7 @@ export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): Creat
     throw new ValidationError('quality applies only to format jpeg or webp', 'quality');
   }
   const url = httpUrl('url', input.url);
+  refuseUserinfo('url', input.url, new URL(url));
   checkCombinations(input);
   return {
     url,

@@ -23,8 +23,21 @@ export interface V1AuthDeps {
   trustProxy: readonly string[];
 }
 
-/** Who a request is: its key and the key's account, or it is refused (401, or 403 for a bad render-link signature). */
-export type Identify = (ctx: Context) => Promise<{ key: KeyRecord; account: AccountRecord }>;
+/**
+ * The requests-per-second budget a request spends: the limiter, the name it counts under there,
+ * and what a refusal says. A key's requests spend their account's; a render link has its own.
+ */
+export interface RateBudget {
+  limiter: RateLimiter;
+  id: string;
+  refusal: string;
+}
+
+/**
+ * Who a request is: its key and the key's account, or it is refused (401, or 403 for a bad
+ * render-link signature); and the budget it spends when not the account's.
+ */
+export type Identify = (ctx: Context) => Promise<{ key: KeyRecord; account: AccountRecord; budget?: RateBudget }>;
 
 /** The key in the X-API-Key header. */
 function apiKeyHeader(deps: V1AuthDeps): Identify {
@@ -40,13 +53,13 @@ function apiKeyHeader(deps: V1AuthDeps): Identify {
 
 /**
  * The v1 access chain, in the documented order: key (401) → IP whitelist (403) → e-mail
- * verified (403) → plan (403) → requests per second (429). The key comes from X-API-Key, or
+ * verified (403) → plan (403) → requests per second (429, the account's or the identified budget). The key comes from X-API-Key, or
  * from `identify` (a render link's signed key_id). Once a key is identified, every response
  * carries the X-RateLimit-* headers, errors included.
  */
 export function v1Auth(deps: V1AuthDeps, identify: Identify = apiKeyHeader(deps)) {
   return async (ctx: Context, next: Next) => {
-    const { key, account } = await identify(ctx);
+    const { key, account, budget } = await identify(ctx);
 
     try {
       const ip = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy);
@@ -63,10 +76,13 @@ export function v1Auth(deps: V1AuthDeps, identify: Identify = apiKeyHeader(deps)
       if (account.plan !== 'super_user') {
         throw new ApiError(403, 'The API is available only on the Super User plan', 'Access denied');
       }
-      const wait = deps.rateLimiter.take(account._id);
-      if (wait > 0) {
-        throw rateLimitError('Too many requests: the limit is 10 requests per second per account', wait);
-      }
+      const spent = budget ?? {
+        limiter: deps.rateLimiter,
+        id: account._id,
+        refusal: `Too many requests: the limit is ${deps.rateLimiter.limit} requests per second per account`,
+      };
+      const wait = spent.limiter.take(spent.id);
+      if (wait > 0) throw rateLimitError(spent.refusal, wait);
       void deps.keys.touch(key).catch(() => undefined);
       ctx.state.v1 = { account, key, clientIp: ip } satisfies V1State;
       await next();

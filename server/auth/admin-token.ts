@@ -36,9 +36,12 @@ export async function sharedAdminToken(shared: SharedValues, dataDir: string): P
   return token;
 }
 
-/** The session cookie's value: derived from the token, so it dies when the token changes. */
-export function sessionValue(token: string): string {
-  return crypto.createHmac('sha256', token).update('admin-session-v1').digest('base64url');
+/**
+ * What a control-panel session keeps of the token that opened it (see AdminSessions): a keyed
+ * digest, never the token itself, compared with the current token's to end sessions of an old one.
+ */
+export function tokenFingerprint(token: string): string {
+  return crypto.createHmac('sha256', token).update('admin-session-v2').digest('base64url');
 }
 
 /** Constant-time comparison of two secrets of any length. */

@@ -1,6 +1,9 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
 
@@ -56,6 +59,36 @@ describe('admin API access', () => {
     expect(real.status).toBe(201);
   });
 
+  it('ends the session at sign-out: its cookie opens nothing after, while other sessions go on', async () => {
+    const signIn = async () => {
+      const res = await fetch(`${server.url}/admin/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: server.srv.adminToken }),
+      });
+      // It lasts as long as the session: 12 hours.
+      const expires = Date.parse(/expires=([^;]+)/i.exec(res.headers.get('set-cookie')!)![1]);
+      expect(Math.abs(expires - (Date.now() + 12 * 3_600_000))).toBeLessThan(60_000);
+      return res.headers.get('set-cookie')!.split(';')[0];
+    };
+    const first = await signIn();
+    const second = await signIn();
+    // Each sign-in is a session of its own, never a value derived from the token.
+    expect(first).not.toBe(second);
+    const accounts = (cookie: string) => fetch(`${server.url}/admin/api/accounts`, { headers: { cookie } });
+    expect((await accounts(first)).status).toBe(200);
+
+    const out = await fetch(`${server.url}/admin/api/session`, { method: 'DELETE', headers: { cookie: first, 'x-requested-with': 'screenshot-appliance' } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/sa_admin=;/);
+    // A copy of the cookie kept from before the sign-out (another tab, a stolen copy) is refused.
+    expect((await accounts(first)).status).toBe(401);
+    expect((await accounts(second)).status).toBe(200);
+    // A made-up or emptied cookie opens nothing.
+    expect((await accounts('sa_admin=')).status).toBe(401);
+    expect((await accounts(`sa_admin=${first.slice('sa_admin='.length, -1)}`)).status).toBe(401);
+  });
+
   it('refuses a wrong token at the session exchange', async () => {
     const res = await fetch(`${server.url}/admin/api/session`, {
       method: 'POST',
@@ -64,6 +97,33 @@ describe('admin API access', () => {
     });
     expect(res.status).toBe(401);
   });
+});
+
+describe('admin sessions across a token change', () => {
+  it('refuses every earlier session once the admin token is rotated and the server restarted', async () => {
+    const dataDir = await tempDir();
+    const signIn = async (url: string, token: string) =>
+      (await fetch(`${url}/admin/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) }))
+        .headers.get('set-cookie')!
+        .split(';')[0];
+    const first = await startTestServer({ dataDir });
+    const cookie = await signIn(first.url, first.srv.adminToken);
+    expect((await fetch(`${first.url}/admin/api/accounts`, { headers: { cookie } })).status).toBe(200);
+    await first.srv.close();
+
+    // The README's rotation: a new token in <data>/admin-token, then a restart.
+    const rotated = 'r'.repeat(43);
+    await fs.writeFile(path.join(dataDir, 'admin-token'), `${rotated}\n`);
+    const second = await startTestServer({ dataDir });
+    try {
+      expect(second.srv.adminToken).toBe(rotated);
+      expect((await fetch(`${second.url}/admin/api/accounts`, { headers: { cookie } })).status).toBe(401);
+      const fresh = await signIn(second.url, rotated);
+      expect((await fetch(`${second.url}/admin/api/accounts`, { headers: { cookie: fresh } })).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
 });
 
 describe('accounts', () => {

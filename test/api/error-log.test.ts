@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
 
+import { LoggedPaths } from '../../server/api/access-log.js';
+import { type FileRouteDeps, fileRoutes } from '../../server/api/file-routes.js';
 import { errorMiddleware } from '../../server/errors.js';
 
 describe('the error middleware', () => {
@@ -11,7 +13,8 @@ describe('the error middleware', () => {
     const lines: string[] = [];
     const app = new Koa();
     app.silent = true;
-    app.use(errorMiddleware((msg) => lines.push(msg)));
+    // The service's image routes (their handlers never run here: the failure comes first).
+    app.use(errorMiddleware((msg) => lines.push(msg), new LoggedPaths([fileRoutes({} as FileRouteDeps)])));
     app.use(() => {
       throw new Error('the disk went away');
     });
@@ -23,7 +26,7 @@ describe('the error middleware', () => {
       const answer = await fetch(`http://127.0.0.1:${port}/v1/files/${name}`);
       expect(answer.status).toBe(500);
       expect(await answer.json()).toEqual({ error: 'Internal server error', message: 'The server could not complete the request' });
-      expect(lines).toEqual(['GET /v1/files/[image] failed']);
+      expect(lines).toEqual([`GET /v1/files/[name] failed`]);
       expect(lines.join('\n')).not.toContain(name);
     } finally {
       server.close();

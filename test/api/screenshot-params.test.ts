@@ -63,4 +63,30 @@ describe('POST /v1/screenshot body', () => {
       quality: 70,
     });
   });
+
+  it.each([
+    'http://user:pw@a.test/',
+    'http://user@a.test/',
+    'http://:pw@a.test/',
+    'http://user:@a.test/',
+    'http://@a.test/',
+    'http://:@a.test/',
+    'HTTP://user:pw@a.test/',
+    'HtTpS://user:pw@a.test/',
+    'http://user%40corp:pw@a.test/',
+    'http://user%3Apw@a.test/',
+    'http://a@b@a.test/',
+    'http:\\\\user:pw@a.test\\x',
+    'http:/\\user:pw@a.test/',
+    'http:/user:pw@a.test/',
+    'http:user:pw@a.test/',
+    '  http://user:pw@a.test/',
+    'http://us\ter:p\nw@a.test/',
+  ])('refuses credentials in url (%j), pointing to http_auth', (url) => {
+    expect(() => parse({ url })).toThrow(/url may not contain a user name or password.*http_auth/);
+  });
+
+  it('keeps an @ after the host: in the path, the query or the fragment', () => {
+    expect(parse({ url: 'http://a.test/@me?to=x@y#@z' }).url).toBe('http://a.test/@me?to=x@y#@z');
+  });
 });

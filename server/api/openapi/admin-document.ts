@@ -1,5 +1,5 @@
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
-import { MAX_RENDER_TIMEOUT_SECONDS } from '../render-link.js';
+import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import {
   AccountCreate,
   AccountUpdate,
@@ -32,13 +32,14 @@ const ok = (description: string, body: JsonSchema) => ({ '200': { description, c
 const body = (s: JsonSchema) => ({ required: true, content: json(s) });
 const noContent = { '204': { description: 'Done' } };
 
-/** A render link's options: the body of POST /v1/screenshot, and the link's own expires and render_timeout. */
+/** A render link's options: the body of POST /v1/screenshot but its secret options, and the link's own expires and render_timeout. */
 function renderLinkRequest(): JsonSchema {
   const request = plain(ScreenshotRequest) as { properties: Record<string, JsonSchema> };
+  const options = Object.entries(request.properties).filter(([name]) => !(SECRET_OPTIONS as readonly string[]).includes(name));
   return {
     ...request,
     properties: {
-      ...request.properties,
+      ...Object.fromEntries(options),
       expires: { type: 'integer', minimum: 1, description: 'Unix time (seconds) after which the link answers 403' },
       render_timeout: { type: 'integer', minimum: 1, maximum: MAX_RENDER_TIMEOUT_SECONDS, description: 'Seconds the link waits for its capture before answering 202' },
     },

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-import { MAX_RENDER_TIMEOUT_SECONDS } from '../render-link.js';
+import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
@@ -26,11 +26,11 @@ const AUTH_ERRORS = {
 };
 
 /**
- * GET /v1/render's parameters: every field of POST /v1/screenshot as query text (objects and
- * arrays of objects as JSON, devices comma-separated), then the link's own.
+ * GET /v1/render's parameters: every field of POST /v1/screenshot but the secret ones as query
+ * text (objects as JSON, devices comma-separated), then the link's own.
  */
 function renderParameters(): JsonSchema[] {
-  const options = Object.entries(ScreenshotRequest.properties).map(([name, property]) => {
+  const options = Object.entries(ScreenshotRequest.properties).filter(([name]) => !(SECRET_OPTIONS as readonly string[]).includes(name)).map(([name, property]) => {
     const { description, ...schema } = plain(property) as { description?: string; type?: string; items?: { type?: string } };
     const asText = schema.type === 'object' || (schema.type === 'array' && schema.items?.type === 'object') || name === 'devices';
     const how = name === 'devices' ? 'Comma-separated; one device' : asText ? 'As JSON' : undefined;
