@@ -27,9 +27,9 @@ export interface PipelineOptions {
    */
   tripwire: Tripwire;
   /**
-   * The device pixel ratio the screenshot's clip must carry itself (clipFor's `clipDpr`): the
-   * preset's when the device is emulated by another session than the driver's (playwright's),
-   * 1 when by the driver's own.
+   * The device pixel ratio the screenshot's clip must carry itself (clipFor's `clipDpr`): 1 when
+   * the driver's own session emulates the device, as both engines' do; the preset's for a
+   * session that does not.
    */
   clipDpr: number;
   /** A frame counts as rendered after this long without one, for a window that may render none. @default 0 (wait for it) */

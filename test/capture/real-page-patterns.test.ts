@@ -1,0 +1,122 @@
+import { type Browser, chromium } from 'playwright-core';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { findChromium } from '../../server/capture/chromium-path.js';
+import type { CaptureRequest } from '../../server/capture/engine.js';
+import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
+import { engineWithFixtures } from '../helpers/capture-engine.js';
+import { captureRequest } from './conformance-cases.js';
+
+// The layouts real pages use, captured by the service and, where a phone or a browser shows
+// them plainly, compared pixel by pixel with the reference: a plain playwright capture with the
+// same preset (viewport, scale, isMobile, hasTouch, user agent; goto to `load`; page.screenshot).
+
+interface Raw {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+async function raw(image: Buffer, resize?: { width: number; height: number }): Promise<Raw> {
+  const pipeline = resize ? sharp(image).resize(resize.width, resize.height, { fit: 'fill' }) : sharp(image);
+  const { data, info } = await pipeline.removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+function rgbAt(image: Raw, x: number, y: number): [number, number, number] {
+  const at = (y * image.width + x) * 3;
+  return [image.data[at]!, image.data[at + 1]!, image.data[at + 2]!];
+}
+
+/**
+ * The fraction of pixels of which a channel differs by more than 10 % (the corpus's measure).
+ * The sizes must be equal but for one row: the reference takes a zoomed-out phone screen's
+ * height from the visual viewport's, 2120.82 CSS px × 0.398 × 3 = 2531.99, and drops the last
+ * row of the 2532 the screen has; the rows both have are compared.
+ */
+function differing(a: Raw, b: Raw): number {
+  expect(a.width, 'widths').toBe(b.width);
+  expect(Math.abs(a.height - b.height), `heights ${a.height} and ${b.height}`).toBeLessThanOrEqual(1);
+  const end = a.width * Math.min(a.height, b.height) * 3;
+  let count = 0;
+  for (let p = 0; p < end; p += 3) {
+    if (Math.abs(a.data[p]! - b.data[p]!) > 25 || Math.abs(a.data[p + 1]! - b.data[p + 1]!) > 25 || Math.abs(a.data[p + 2]! - b.data[p + 2]!) > 25) count++;
+  }
+  return count / (end / 3);
+}
+
+/** Whether a pixel is white (blank). */
+const white = ([r, g, b]: number[]) => r > 245 && g > 245 && b > 245;
+/** The right end of the red-to-blue bar: blue. */
+const blue = ([r, g, b]: number[]) => b > 200 && r < 60 && g < 40;
+
+describe('real-page patterns', () => {
+  const setup = engineWithFixtures();
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: findChromium(process.env.CHROMIUM_PATH) });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** The reference capture of `path` with `preset`. */
+  async function reference(path: string, preset: Preset, fullPage: boolean): Promise<Buffer> {
+    const context = await browser.newContext({
+      viewport: { width: preset.width, height: preset.height },
+      deviceScaleFactor: preset.deviceScaleFactor,
+      isMobile: preset.isMobile,
+      hasTouch: preset.hasTouch,
+      userAgent: userAgentFor(preset, false, setup.engine.chromiumVersion()),
+    });
+    try {
+      const page = await context.newPage();
+      await page.goto(setup.fixture.url + path, { waitUntil: 'load' });
+      return await page.screenshot({ fullPage });
+    } finally {
+      await context.close();
+    }
+  }
+
+  async function service(path: string, overrides: Partial<CaptureRequest>): Promise<Raw> {
+    const result = await setup.engine.capture(captureRequest(setup.fixture.url, path, overrides));
+    const image = await raw(result.image);
+    expect([image.width, image.height]).toEqual([result.width, result.height]);
+    return image;
+  }
+
+  describe('a page without a viewport meta tag, laid out wider than the screen', () => {
+    it.each([
+      ['mobile', '/pattern/no-viewport.html'],
+      ['tablet', '/pattern/wide.html'],
+      ['mobile', '/pattern/no-viewport.html?late=1'],
+    ] as const)('on %s, viewport: the zoomed-out first screen, as the reference (%s)', async (device, path) => {
+      const preset = PRESETS[device];
+      const image = await service(path, { preset });
+      const ref = await raw(await reference(path, preset, false));
+      // The bar reaches blue at the right edge, and no row is blank on its right 60 %.
+      expect(blue(rgbAt(image, image.width - 3, 10)), `right end of the bar: ${rgbAt(image, image.width - 3, 10).join(',')}`).toBe(true);
+      expect(white(rgbAt(image, Math.round(image.width * 0.7), 10)), 'the bar at 70 % of the width').toBe(false);
+      expect(differing(image, ref)).toBeLessThanOrEqual(0.01);
+    });
+
+    it.each([
+      ['mobile', '/pattern/no-viewport.html'],
+      ['tablet', '/pattern/wide.html'],
+    ] as const)('on %s, full page: the whole layout zoomed to the screen width, down to its end (%s)', async (device, path) => {
+      const preset = PRESETS[device];
+      const image = await service(path, { preset, fullPage: true });
+      // The reference keeps the layout's width (980 or 1200 CSS px); the service zooms it to the
+      // screen's, as the phone shows it: the same picture, scaled.
+      const reference_ = await reference(path, preset, true);
+      const meta = await sharp(reference_).metadata();
+      const width = preset.width * preset.deviceScaleFactor;
+      expect(image.width).toBe(width);
+      expect(Math.abs(image.height - (meta.height! * width) / meta.width!)).toBeLessThanOrEqual(1);
+      expect(blue(rgbAt(image, image.width - 3, 10)), `right end of the bar: ${rgbAt(image, image.width - 3, 10).join(',')}`).toBe(true);
+      const ref = await raw(reference_, { width: image.width, height: image.height });
+      expect(differing(image, ref)).toBeLessThanOrEqual(0.01);
+    });
+  });
+});
