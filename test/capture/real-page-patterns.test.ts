@@ -46,6 +46,7 @@ function differing(a: Raw, b: Raw): number {
   return count / (end / 3);
 }
 
+const near = (a: number[], b: number[], tolerance = 10) => a.every((v, i) => Math.abs(v - b[i]!) <= tolerance);
 /** Whether a pixel is white (blank). */
 const white = ([r, g, b]: number[]) => r > 245 && g > 245 && b > 245;
 /** The right end of the red-to-blue bar: blue. */
@@ -116,6 +117,23 @@ describe('real-page patterns', () => {
       expect(Math.abs(image.height - (meta.height! * width) / meta.width!)).toBeLessThanOrEqual(1);
       expect(blue(rgbAt(image, image.width - 3, 10)), `right end of the bar: ${rgbAt(image, image.width - 3, 10).join(',')}`).toBe(true);
       const ref = await raw(reference_, { width: image.width, height: image.height });
+      expect(differing(image, ref)).toBeLessThanOrEqual(0.01);
+    });
+  });
+
+  describe('a scroll the page makes itself at load', () => {
+    it.each(['scrollIntoView', 'scrollTo'])('on mobile, is kept (%s), as the reference', async (via) => {
+      const path = `/pattern/book.html?via=${via}`;
+      const image = await service(path, { preset: PRESETS.mobile });
+      const ref = await raw(await reference(path, PRESETS.mobile, false));
+      // The current chapter (green) is on the screen, and the ones after it (blue).
+      const rows = (colour: number[]) => {
+        let count = 0;
+        for (let y = 0; y < image.height; y += 10) if (near(rgbAt(image, 100, y), colour)) count++;
+        return count;
+      };
+      expect(rows([0, 204, 0]), 'rows of the current chapter').toBeGreaterThan(10);
+      expect(rows([51, 102, 204]), 'rows of the chapters after it').toBeGreaterThan(30);
       expect(differing(image, ref)).toBeLessThanOrEqual(0.01);
     });
   });
