@@ -138,11 +138,15 @@ async function load(capture: Capture): Promise<void> {
   if (asked.waitUntil === 'networkidle') {
     // Idle: no request in flight for NETWORK_IDLE_QUIET_MS, within what is left of the time-out.
     const idleLeft = Math.max(0, navigationTimeoutMs - (Date.now() - started));
-    await options.tripwire.race(traffic.networkIdle(idleLeft, NETWORK_IDLE_QUIET_MS));
+    if (!(await options.tripwire.race(traffic.networkIdle(idleLeft, NETWORK_IDLE_QUIET_MS)))) {
+      options.log?.info({ url }, `the network was not idle within ${navigationTimeoutMs} ms; capturing what is there`);
+    }
   } else {
     // Requests started before or in the load handlers are already in flight: wait for those.
     // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
-    await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
+    if (!(await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0)))) {
+      options.log?.debug({ url }, `requests were still in flight ${NETWORK_IDLE_MAX_MS} ms after load`);
+    }
   }
   await throwIfNotThePage(traffic, url);
 }

@@ -4,8 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { findChromium } from '../../server/capture/chromium-path.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
+import { MainFrame } from '../../server/capture/main-frame.js';
+import { evaluate, type PageDriver } from '../../server/capture/page-driver.js';
+import { navigate, preparePage } from '../../server/capture/page-navigation.js';
+import { PageTraffic } from '../../server/capture/page-traffic.js';
 import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
+import { captureLog } from '../helpers/capture-log.js';
 import { captureRequest } from './conformance-cases.js';
 
 // The layouts real pages use, captured by the service and, where a phone or a browser shows
@@ -53,7 +58,10 @@ const white = ([r, g, b]: number[]) => r > 245 && g > 245 && b > 245;
 const blue = ([r, g, b]: number[]) => b > 200 && r < 60 && g < 40;
 
 describe('real-page patterns', () => {
-  const setup = engineWithFixtures();
+  const captured = captureLog();
+  const setup = engineWithFixtures({ log: captured.log });
+  /** What the engine logged about the page at `path`. */
+  const notes = (path: string) => captured.records.filter((r) => r.url === setup.fixture.url + path).map((r) => r.msg);
   let browser: Browser;
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath: findChromium(process.env.CHROMIUM_PATH) });
@@ -135,6 +143,52 @@ describe('real-page patterns', () => {
       expect(rows([0, 204, 0]), 'rows of the current chapter').toBeGreaterThan(10);
       expect(rows([51, 102, 204]), 'rows of the chapters after it').toBeGreaterThan(30);
       expect(differing(image, ref)).toBeLessThanOrEqual(0.01);
+    });
+  });
+
+  describe('a page with a Web Worker that fetches (a search worker)', () => {
+    // Chromium reports a worker's script to the page's session as it starts, and its end (and
+    // every request of the worker) only to the worker's own target.
+    const path = '/pattern/search-worker.html';
+
+    it("networkidle: idle once the page's own requests are done, not at the time-out; the worker's answer shown", async () => {
+      const image = await service(path, { options: { waitUntil: 'networkidle' }, navigationTimeoutMs: 10_000 });
+      expect(notes(path).filter((msg) => /not idle/.test(msg))).toEqual([]);
+      expect(near(rgbAt(image, 100, 50), [0, 255, 0]), `the search band: ${rgbAt(image, 100, 50).join(',')}`).toBe(true);
+    });
+
+    it("counts neither the worker's script nor the browser's request for the tab icon as the page's requests", async () => {
+      // The pipeline's view of the page's network, on a page of the reference browser.
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        const session = await context.newCDPSession(page);
+        const driver: PageDriver = {
+          send: (method, params) => session.send(method, params as never) as never,
+          on: (event, handler) => void session.on(event, handler as never),
+          off: (event, handler) => void session.off(event, handler as never),
+        };
+        const frame = new MainFrame(driver);
+        const traffic = new PageTraffic(driver, frame);
+        const icons = setup.fixture.seen('/favicon.ico').length;
+        await preparePage(driver, frame);
+        await navigate(driver, frame, traffic, `${setup.fixture.url}${path}?traffic`, undefined);
+        await page.waitForFunction(() => document.getElementById('search')?.textContent === 'search ready');
+        await expect.poll(() => setup.fixture.seen('/favicon.ico').length).toBeGreaterThan(icons);
+        // A round trip on the session: the events sent before its answer have come.
+        await evaluate(driver, () => 1, null);
+        expect(traffic.requestsStarted(), 'the document only').toBe(1);
+        expect(await traffic.networkIdle(0, 0), 'nothing in flight').toBe(true);
+        traffic.dispose();
+        frame.dispose();
+      } finally {
+        await context.close();
+      }
+    });
+
+    it("load: no wait for the worker's requests after load", async () => {
+      await service(`${path}?load`, {});
+      expect(notes(`${path}?load`).filter((msg) => /in flight/.test(msg))).toEqual([]);
     });
   });
 });
