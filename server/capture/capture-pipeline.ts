@@ -11,7 +11,7 @@ import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
 import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './page-options.js';
 import { documentSource, screenshot } from './page-screenshot.js';
-import { type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
+import { expandScrollingContainer, type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { blockRequests } from './request-blocking.js';
@@ -167,6 +167,7 @@ async function shoot(capture: Capture, deadline: number): Promise<{ image: Encod
   let requestsSeen = traffic.requestsStarted();
   if (request.fullPage && !asked.selector && !asked.clip) {
     await onFinalDocument(frame, () => evaluate(driver, renderSkippedContent, null));
+    await onFinalDocument(frame, () => evaluate(driver, expandScrollingContainer, null));
     const scroll = {
       maxMs: scrollTimeLimitMs(request.captureTimeoutMs),
       maxHeight: request.maxHeight,

@@ -170,11 +170,11 @@ describe('real-page patterns', () => {
         };
         const frame = new MainFrame(driver);
         const traffic = new PageTraffic(driver, frame);
-        const icons = setup.fixture.seen('/favicon.ico').length;
+        const icon = `traffic-${Date.now()}`;
         await preparePage(driver, frame);
-        await navigate(driver, frame, traffic, `${setup.fixture.url}${path}?traffic`, undefined);
+        await navigate(driver, frame, traffic, `${setup.fixture.url}${path}?icon=${icon}`, undefined);
         await page.waitForFunction(() => document.getElementById('search')?.textContent === 'search ready');
-        await expect.poll(() => setup.fixture.seen('/favicon.ico').length).toBeGreaterThan(icons);
+        await expect.poll(() => setup.fixture.seen(`/img/icon-${icon}.png`).length).toBe(1);
         // A round trip on the session: the events sent before its answer have come.
         await evaluate(driver, () => 1, null);
         expect(traffic.requestsStarted(), 'the document only').toBe(1);
@@ -190,5 +190,58 @@ describe('real-page patterns', () => {
       await service(`${path}?load`, {});
       expect(notes(`${path}?load`).filter((msg) => /in flight/.test(msg))).toEqual([]);
     });
+  });
+
+  describe('the layouts real pages use, on a full page', () => {
+    /** Rows `from`..`to` (step 1) at `x` whose pixel satisfies `is`. */
+    const rowsWhere = (image: Raw, x: number, is: (rgb: number[]) => boolean, from = 0, to = image.height) => {
+      const rows: number[] = [];
+      for (let y = from; y < to; y++) if (is(rgbAt(image, x, y))) rows.push(y);
+      return rows;
+    };
+    const red = ([r, g, b]: number[]) => r > 200 && g < 40 && b < 40;
+
+    it("a 100vh hero keeps the screen's height, not the page's", async () => {
+      const image = await service('/pattern/hero.html', { fullPage: true });
+      expect(image.height).toBe(1080 + 2000);
+      expect(rowsWhere(image, 1500, red).length).toBe(1080);
+    });
+
+    it.each(['absolute', 'flex'])("an app whose main container scrolls, not its document (%s): the container's whole content", async (layout) => {
+      const result = await setup.engine.capture(captureRequest(setup.fixture.url, `/pattern/app.html?layout=${layout}`, { fullPage: true }));
+      const image = await raw(result.image);
+      expect(result.html, 'the page source as the page made it').not.toMatch(/visible|4000px/);
+      // The header, then 40 blocks of 100 px, the last one black.
+      expect(image.height).toBe(60 + 4000);
+      expect(near(rgbAt(image, 100, 30), [136, 136, 136]), 'the header').toBe(true);
+      expect(near(rgbAt(image, 100, image.height - 30), [0, 0, 0]), `the last block: ${rgbAt(image, 100, image.height - 30).join(',')}`).toBe(true);
+      for (let i = 0; i < 39; i++) expect(white(rgbAt(image, 300, 60 + i * 100 + 50)), `block ${i + 1}`).toBe(false);
+    });
+
+    it('sticky and fixed elements appear once, where a reader sees them', async () => {
+      const image = await service('/pattern/sticky.html', { fullPage: true });
+      expect(image.height).toBe(5000 + 80);
+      const bar = ([r, g, b]: number[]) => b > 200 && r < 40 && g < 40;
+      expect(rowsWhere(image, 300, red), 'the sticky header, at the top only').toEqual(Array.from({ length: 80 }, (_, y) => y));
+      // The bar where the page's first screen ends, as a reader first sees it (and a viewport capture shows it).
+      expect(rowsWhere(image, 300, bar), 'the fixed bar, once').toEqual(Array.from({ length: 50 }, (_, y) => 1080 - 50 + y));
+    });
+
+    it('images swapped in by an IntersectionObserver (data-src) are all loaded, on mobile', async () => {
+      const image = await service('/pattern/lazy-data-src.html', { fullPage: true, preset: PRESETS.mobile });
+      for (let i = 0; i < 20; i++) {
+        const at = rgbAt(image, 300, (i * 600 + 100) * 3);
+        expect(near(at, [0, 255, 0]), `image ${i + 1}: ${at.join(',')}`).toBe(true);
+      }
+    });
+  });
+
+  it('a web font that arrives after load is drawn, not its fallback', async () => {
+    const image = await service('/pattern/late-font.html', {});
+    const yellow = ([r, g, b]: number[]) => r > 240 && g > 240 && b < 40;
+    // The line's right end: 20 letters at 0.6 em of 40 px, 480 px in the web font; about 220 in the fallback.
+    let end = 0;
+    for (let x = 0; x < image.width; x++) if (yellow(rgbAt(image, x, 2))) end = x + 1;
+    expect(end).toBeGreaterThan(440);
   });
 });
