@@ -11,7 +11,7 @@ import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
 import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './page-options.js';
 import { documentSource, screenshot } from './page-screenshot.js';
-import { expandScrollingContainer, type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
+import { documentHeight, expandScrollingContainer, type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { blockRequests } from './request-blocking.js';
@@ -174,10 +174,22 @@ async function shoot(capture: Capture, deadline: number): Promise<{ image: Encod
       onlyWhenLazy: true,
       frameFallbackMs: options.frameFallbackMs ?? 0,
     };
-    const steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, scroll));
-    if (steps > 0) {
+    const until = Date.now() + scroll.maxMs;
+    let steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, scroll));
+    while (steps > 0) {
+      const height = await onFinalDocument(frame, () => evaluate(driver, documentHeight, null));
       await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
+      const loading = traffic.requestsStarted() > requestsSeen;
       requestsSeen = traffic.requestsStarted();
+      // A page that loaded something as it was scrolled, or grew once its requests were done (a
+      // feed that fetches its next items as its end comes into view), is scrolled on from where
+      // it ended, within the same bounds, until a pass loads nothing more.
+      const left = until - Date.now();
+      if (left <= 0 || height >= request.maxHeight) break;
+      const grown = (await onFinalDocument(frame, () => evaluate(driver, documentHeight, null))) > height;
+      if (!grown && !loading) break;
+      const more = { ...scroll, maxMs: left, onlyWhenLazy: false, from: height };
+      steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, more));
     }
   }
   const { png, truncated, html, page } = await onFinalDocument(frame, () =>

@@ -21,6 +21,11 @@ export interface ScrollOptions {
    * an init script in the page's own world. @default false (always scroll)
    */
   onlyWhenLazy?: boolean;
+  /**
+   * The page's height where an earlier pass ended: scrolling starts from the screen that
+   * showed its bottom, not from the top. @default 0
+   */
+  from?: number;
 }
 
 /**
@@ -64,7 +69,7 @@ export function watchLazyLoading(): void {
  * rendered frame so IntersectionObserver and scroll handlers load lazy content, waits at the
  * bottom for content that grows, then returns to the top.
  */
-export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false }: ScrollOptions): Promise<number> {
+export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false, from = 0 }: ScrollOptions): Promise<number> {
   const loadsOnScroll = () => {
     const root = document.documentElement;
     const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
@@ -89,8 +94,14 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
     const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
     return Math.max(0, Math.min(height, maxHeight) - window.innerHeight);
   };
-  let y = 0;
+  let y = Math.max(0, Math.min(from, maxHeight) - window.innerHeight);
   let steps = 0;
+  if (y > 0) {
+    // Back to where the last pass ended: what loads as the bottom comes into view loads again.
+    window.scrollTo({ top: y, left: 0, behavior: 'instant' });
+    steps++;
+    await frame();
+  }
   while (performance.now() < deadline) {
     if (y >= bottom()) {
       // A page that appends content at the bottom gets two frames to do so.
@@ -106,6 +117,12 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
   window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
   await frame();
   return steps;
+}
+
+/** The document's height in CSS pixels, as scrollThroughPage measures it. */
+export function documentHeight(): number {
+  const root = document.documentElement;
+  return Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
 }
 
 export interface PageGeometry {

@@ -234,6 +234,14 @@ describe('real-page patterns', () => {
         expect(near(at, [0, 255, 0]), `image ${i + 1}: ${at.join(',')}`).toBe(true);
       }
     });
+
+    it('an endless feed that fetches its items is taken down to the height cap, and the capture ends', async () => {
+      const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/pattern/feed.html', { fullPage: true }));
+      const image = await raw(result.image);
+      expect(result.truncated).toBe(true);
+      expect(image.height).toBe(16_384);
+      for (let y = 0; y < image.height; y += 500) expect(white(rgbAt(image, 1000, y)), `content at y=${y}`).toBe(false);
+    });
   });
 
   it('a web font that arrives after load is drawn, not its fallback', async () => {
