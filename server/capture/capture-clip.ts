@@ -100,9 +100,8 @@ function withinArea(width: number, height: number): [number, number] {
  * tag) adds its pinch-zoom scale, so the image keeps the viewport's width. The capture pipeline
  * takes every clip from here or from clipForRect(), so both engines keep within the same bound.
  *
- * `clipDpr` is the device pixel ratio the clip's scale must carry itself: the Chromium engine's
- * CDP session does not share playwright's device-metrics override, so it passes `dpr`; the
- * Electron debugger emulates the device on its own, so the clip carries none (1).
+ * `clipDpr` is the device pixel ratio the clip's scale must carry itself: none (1) when the
+ * screenshot's session emulates the device, as both engines' do; `dpr` for one that does not.
  */
 export function clipFor(
   geometry: PageGeometry,

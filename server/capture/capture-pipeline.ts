@@ -13,7 +13,7 @@ import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
 import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './page-options.js';
 import { documentSource, screenshot } from './page-screenshot.js';
-import { type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
+import { documentHeight, expandScrollingContainer, type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
 import { PageTraffic } from './page-traffic.js';
 import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
 import { blockRequests } from './request-blocking.js';
@@ -30,9 +30,9 @@ export interface PipelineOptions {
    */
   tripwire: Tripwire;
   /**
-   * The device pixel ratio the screenshot's clip must carry itself (clipFor's `clipDpr`): the
-   * preset's when the device is emulated by another session than the driver's (playwright's),
-   * 1 when by the driver's own.
+   * The device pixel ratio the screenshot's clip must carry itself (clipFor's `clipDpr`): 1 when
+   * the driver's own session emulates the device, as both engines' do; the preset's for a
+   * session that does not.
    */
   clipDpr: number;
   /** A frame counts as rendered after this long without one, for a window that may render none. @default 0 (wait for it) */
@@ -153,11 +153,15 @@ async function load(capture: Capture): Promise<void> {
   if (asked.waitUntil === 'networkidle') {
     // Idle: no request in flight for NETWORK_IDLE_QUIET_MS, within what is left of the time-out.
     const idleLeft = Math.max(0, navigationTimeoutMs - (Date.now() - started));
-    await options.tripwire.race(traffic.networkIdle(idleLeft, NETWORK_IDLE_QUIET_MS));
+    if (!(await options.tripwire.race(traffic.networkIdle(idleLeft, NETWORK_IDLE_QUIET_MS)))) {
+      options.log?.info({ url }, `the network was not idle within ${navigationTimeoutMs} ms; capturing what is there`);
+    }
   } else {
     // Requests started before or in the load handlers are already in flight: wait for those.
     // Whatever a page starts after `load` is caught by shoot(), which then takes the picture again.
-    await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0));
+    if (!(await options.tripwire.race(traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0)))) {
+      options.log?.debug({ url }, `requests were still in flight ${NETWORK_IDLE_MAX_MS} ms after load`);
+    }
   }
   await throwIfNotThePage(traffic, url);
 }
@@ -178,16 +182,29 @@ async function shoot(capture: Capture, deadline: number): Promise<Shot> {
   let requestsSeen = traffic.requestsStarted();
   if (request.fullPage && !asked.selector && !asked.clip) {
     await onFinalDocument(frame, () => evaluate(driver, renderSkippedContent, null));
+    await onFinalDocument(frame, () => evaluate(driver, expandScrollingContainer, null));
     const scroll = {
       maxMs: scrollTimeLimitMs(request.captureTimeoutMs),
       maxHeight: request.maxHeight,
       onlyWhenLazy: true,
       frameFallbackMs: options.frameFallbackMs ?? 0,
     };
-    const steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, scroll));
-    if (steps > 0) {
+    const until = Date.now() + scroll.maxMs;
+    let steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, scroll));
+    while (steps > 0) {
+      const height = await onFinalDocument(frame, () => evaluate(driver, documentHeight, null));
       await traffic.networkIdle(NETWORK_IDLE_MAX_MS);
+      const loading = traffic.requestsStarted() > requestsSeen;
       requestsSeen = traffic.requestsStarted();
+      // A page that loaded something as it was scrolled, or grew once its requests were done (a
+      // feed that fetches its next items as its end comes into view), is scrolled on from where
+      // it ended, within the same bounds, until a pass loads nothing more.
+      const left = until - Date.now();
+      if (left <= 0 || height >= request.maxHeight) break;
+      const grown = (await onFinalDocument(frame, () => evaluate(driver, documentHeight, null))) > height;
+      if (!grown && !loading) break;
+      const more = { ...scroll, maxMs: left, onlyWhenLazy: false, from: height };
+      steps = await onFinalDocument(frame, () => evaluate(driver, scrollThroughPage, more));
     }
   }
   const first = await onFinalDocument(frame, () => takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)));

@@ -201,8 +201,8 @@ export class ChromiumEngine implements CaptureEngine {
       result = await capturePage(job.driver, request, {
         userAgent,
         tripwire,
-        // Playwright's session emulates the device; a screenshot through another session does not see it.
-        clipDpr: preset.deviceScaleFactor,
+        // The pipeline's session emulates the device itself (openJobPage), as Electron's debugger does.
+        clipDpr: 1,
         proxyServer: this.options.proxyServer,
         allowMemory,
         log: this.log,

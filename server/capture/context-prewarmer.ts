@@ -24,7 +24,8 @@ export interface JobPage {
  * Opens a context for one job: service workers are blocked (they would bypass per-request
  * accounting and outlive the job), downloads refused, popups closed as they open. Dialogs are
  * dismissed by playwright and permission prompts are denied in headless mode. Playwright
- * emulates the device on its own session; the pipeline's session does the rest.
+ * emulates the device on its own session, and the pipeline's session the same way
+ * (emulateDevice); the pipeline's session does the rest.
  */
 export async function openJobPage(browser: Browser, options: JobContextOptions): Promise<JobPage> {
   const context = await browser.newContext({ ...options, serviceWorkers: 'block', acceptDownloads: false });
@@ -33,11 +34,40 @@ export async function openJobPage(browser: Browser, options: JobContextOptions):
     context.on('page', (popup) => {
       if (popup !== page) popup.close().catch(() => undefined);
     });
-    return { context, page, driver: sessionDriver(await context.newCDPSession(page)) };
+    const session = await context.newCDPSession(page);
+    await emulateDevice(session, options);
+    return { context, page, driver: sessionDriver(session) };
   } catch (err) {
     await context.close().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Emulates the device on the pipeline's session as playwright does on its own (the same
+ * Emulation.setDeviceMetricsOverride). Each session keeps its own emulation, and
+ * Page.captureScreenshot takes its picture under its session's: without this one, a screenshot
+ * through the pipeline's session replaced playwright's mobile emulation by none, both for the
+ * picture and after it. A phone's page without a viewport meta tag, laid out 980 px wide and
+ * zoomed out, was then drawn as a desktop page at 390 px: shrunk into the top left 40 % of the
+ * image (the clip measured zoomed out), or, measured again after a request the page started
+ * meanwhile (its favicon, say), laid out anew at 390 px.
+ */
+async function emulateDevice(session: CDPSession, { viewport, deviceScaleFactor, isMobile }: JobContextOptions): Promise<void> {
+  const landscape = viewport.width > viewport.height;
+  await session.send('Emulation.setDeviceMetricsOverride', {
+    mobile: isMobile,
+    width: viewport.width,
+    height: viewport.height,
+    screenWidth: viewport.width,
+    screenHeight: viewport.height,
+    deviceScaleFactor,
+    screenOrientation: isMobile
+      ? landscape
+        ? { angle: 90, type: 'landscapePrimary' }
+        : { angle: 0, type: 'portraitPrimary' }
+      : { angle: 0, type: 'landscapePrimary' },
+  });
 }
 
 /** Playwright's CDP session as a PageDriver: the same calls, typed by playwright's full protocol. */

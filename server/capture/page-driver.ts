@@ -103,8 +103,19 @@ export interface CdpEvents {
   /** The main frame's document fired `load`. */
   'Page.loadEventFired': object;
   'Page.downloadWillBegin': { frameId: string };
-  /** Also sent again, same `requestId`, for each redirect the request follows. */
-  'Network.requestWillBeSent': { requestId: string; frameId?: string; type?: string; request: { url: string } };
+  /**
+   * Also sent again, same `requestId`, for each redirect the request follows. `documentURL`: the
+   * address of the document (or worker) the request is made for.
+   */
+  'Network.requestWillBeSent': {
+    requestId: string;
+    frameId?: string;
+    type?: string;
+    documentURL?: string;
+    /** What started the request: `parser`, `script`, … or `other` (the browser itself, for one). */
+    initiator?: { type: string };
+    request: { url: string };
+  };
   'Network.responseReceived': { requestId: string; response: CdpResponse };
   /**
    * The headers as they came over the wire, for every response; the only event of a response

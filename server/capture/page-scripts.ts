@@ -21,6 +21,11 @@ export interface ScrollOptions {
    * an init script in the page's own world. @default false (always scroll)
    */
   onlyWhenLazy?: boolean;
+  /**
+   * The page's height where an earlier pass ended: scrolling starts from the screen that
+   * showed its bottom, not from the top. @default 0
+   */
+  from?: number;
 }
 
 /**
@@ -64,7 +69,7 @@ export function watchLazyLoading(): void {
  * rendered frame so IntersectionObserver and scroll handlers load lazy content, waits at the
  * bottom for content that grows, then returns to the top.
  */
-export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false }: ScrollOptions): Promise<number> {
+export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false, from = 0 }: ScrollOptions): Promise<number> {
   const loadsOnScroll = () => {
     const root = document.documentElement;
     const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
@@ -89,8 +94,14 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
     const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
     return Math.max(0, Math.min(height, maxHeight) - window.innerHeight);
   };
-  let y = 0;
+  let y = Math.max(0, Math.min(from, maxHeight) - window.innerHeight);
   let steps = 0;
+  if (y > 0) {
+    // Back to where the last pass ended: what loads as the bottom comes into view loads again.
+    window.scrollTo({ top: y, left: 0, behavior: 'instant' });
+    steps++;
+    await frame();
+  }
   while (performance.now() < deadline) {
     if (y >= bottom()) {
       // A page that appends content at the bottom gets two frames to do so.
@@ -106,6 +117,12 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
   window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
   await frame();
   return steps;
+}
+
+/** The document's height in CSS pixels, as scrollThroughPage measures it. */
+export function documentHeight(): number {
+  const root = document.documentElement;
+  return Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
 }
 
 export interface PageGeometry {
@@ -215,4 +232,46 @@ export function renderSkippedContent(): number {
     if (isAuto(element) && (element instanceof HTMLElement || element instanceof SVGElement)) element.style.setProperty('content-visibility', 'visible', 'important');
   }
   return found.length;
+}
+
+/**
+ * Lets a full page show an app whose document does not scroll but one main container does (a
+ * web mail, a chat, a documentation viewer with its own scrolling pane): when the document fits
+ * the window and an element that scrolls its overflow covers at least half of it, the largest
+ * such element is given its content's height, and its ancestors let it grow (their height, their
+ * maximum and their overflow), so the document is as tall as that content and the full page shows
+ * all of it. Like renderSkippedContent the overrides are paused Web Animations, so the page
+ * source is left as the page made it. Returns how many CSS pixels the container grew (0: none).
+ */
+export function expandScrollingContainer(): number {
+  const root = document.documentElement;
+  if (!root || !document.body) return 0;
+  const viewportHeight = window.innerHeight;
+  const viewportArea = window.innerWidth * viewportHeight;
+  if (Math.max(root.scrollHeight, document.body.scrollHeight) > viewportHeight + 1) return 0;
+  let best: HTMLElement | null = null;
+  let bestArea = 0;
+  for (const element of Array.from(document.body.querySelectorAll('*'))) {
+    if (!(element instanceof HTMLElement) || element.scrollHeight <= element.clientHeight + 1) continue;
+    const overflowY = getComputedStyle(element).overflowY;
+    if (overflowY !== 'auto' && overflowY !== 'scroll') continue;
+    const rect = element.getBoundingClientRect();
+    const visible = Math.max(0, Math.min(rect.bottom, viewportHeight) - Math.max(rect.top, 0)) * Math.max(0, Math.min(rect.right, window.innerWidth) - Math.max(rect.left, 0));
+    if (visible >= viewportArea / 2 && visible > bestArea) {
+      best = element;
+      bestArea = visible;
+    }
+  }
+  if (!best) return 0;
+  const grow = best.scrollHeight - best.clientHeight;
+  const set = (element: Element, style: Record<string, string>) => {
+    const frame = style as Keyframe;
+    element.animate([frame, frame], { duration: 1e12, fill: 'both' }).pause();
+  };
+  const height = `${best.getBoundingClientRect().height + grow}px`;
+  set(best, { height, minHeight: height, maxHeight: 'none', flexBasis: 'auto', flexShrink: '0', overflow: 'visible' });
+  for (let element = best.parentElement; element; element = element.parentElement) {
+    set(element, { height: 'auto', minHeight: '100%', maxHeight: 'none', overflow: 'visible' });
+  }
+  return grow;
 }

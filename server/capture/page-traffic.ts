@@ -53,7 +53,8 @@ export class PageTraffic implements PageNetwork {
     private readonly proxyServer?: string,
   ) {
     this.detach = listen(driver, {
-      'Network.requestWillBeSent': ({ requestId, frameId, type, request }) => {
+      'Network.requestWillBeSent': ({ requestId, frameId, type, documentURL, initiator, request }) => {
+        if (isWorkerScript(type, documentURL, request.url) || isTabIcon(type, initiator)) return;
         // A redirect is sent again under the same id; it counts as a request, as the page made it.
         const mainDocument = type === 'Document' && frameId !== undefined && frameId === this.frame.id;
         this.inFlight.set(requestId, { url: request.url, mainDocument });
@@ -82,14 +83,15 @@ export class PageTraffic implements PageNetwork {
   }
 
   /**
-   * Resolves once no request has been in flight for `quietMs`, or after `maxMs` whatever
-   * happens (pages that poll or stream never go idle, and that is no reason to fail). With
-   * `quietMs` 0 it resolves as soon as nothing is in flight.
+   * Resolves with true once no request has been in flight for `quietMs`, or with false after
+   * `maxMs` whatever happens (pages that poll or stream never go idle, and that is no reason to
+   * fail). With `quietMs` 0 it resolves as soon as nothing is in flight.
    */
-  async networkIdle(maxMs: number, quietMs = QUIET_MS): Promise<void> {
+  async networkIdle(maxMs: number, quietMs = QUIET_MS): Promise<boolean> {
     const deadline = Date.now() + maxMs;
-    while (Date.now() < deadline) {
-      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return;
+    for (;;) {
+      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return true;
+      if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
@@ -154,6 +156,30 @@ export class PageTraffic implements PageNetwork {
     this.lastActivity = Date.now();
     return request;
   }
+}
+
+/**
+ * Whether a request is a Web Worker's own script (MkDocs' search worker, say): a request made
+ * for a document at its own address that is not a document. Chromium reports it to the page's
+ * session as it starts, but its response and its end only to the worker's own target, as every
+ * request the worker makes (importScripts, fetch), which the page's session never sees. Counted,
+ * it stayed in flight for good: `networkidle` waited its whole time-out (30 s) on every page
+ * with a worker, and `load` 1.5 s more for the requests in flight, and as much again before the
+ * picture was taken again. Nothing the worker loads is drawn by itself; what it sends the page
+ * is, and the requests the page then makes are followed.
+ */
+function isWorkerScript(type: string | undefined, documentURL: string | undefined, url: string): boolean {
+  return type !== 'Document' && documentURL === url;
+}
+
+/**
+ * Whether a request is the browser's own for the tab's icon (the page's `<link rel="icon">`, or
+ * /favicon.ico): of no kind the page loads (`Other`) and started by no part of it (`other`). It
+ * starts after `load` and is never drawn in the page: counted, it made every capture take its
+ * picture twice (takeOnceQuiet), 0.4–0.7 s more on a mobile capture of a documentation page.
+ */
+function isTabIcon(type: string | undefined, initiator: { type: string } | undefined): boolean {
+  return type === 'Other' && initiator?.type === 'other';
 }
 
 /** CDP gives header names as the server sent them; the markers are looked up in lower case. */

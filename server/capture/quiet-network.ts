@@ -13,8 +13,8 @@ export function scrollTimeLimitMs(captureTimeoutMs: number): number {
 export interface PageNetwork {
   /** Requests the page has started so far. */
   requestsStarted(): number;
-  /** Resolves once no request has been in flight for a quiet period, or after `maxMs`. */
-  networkIdle(maxMs: number): Promise<void>;
+  /** Resolves once no request has been in flight for a quiet period (true), or after `maxMs` (false). */
+  networkIdle(maxMs: number): Promise<boolean>;
 }
 
 /**
