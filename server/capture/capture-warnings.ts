@@ -90,7 +90,7 @@ export interface BlankCheck<T extends TakenPicture> {
  */
 export async function retakeIfBlank<T extends TakenPicture>(
   first: T,
-  network: { networkIdle(maxMs: number): Promise<void> },
+  network: { networkIdle(maxMs: number): Promise<unknown> },
   retake: () => Promise<T>,
   deadline: number,
 ): Promise<BlankCheck<T>> {
