@@ -4,7 +4,7 @@ import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import { KeyedTurns } from '../keyed-turns.js';
 import type { SettingsService } from '../settings.js';
-import type { JobStore, StatsStore } from '../store/stores.js';
+import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
@@ -28,6 +28,8 @@ export interface JobServiceDeps {
   settings: SettingsService;
   /** Seals the secrets of a job's options until it ends. */
   secrets: SecretBox;
+  /** Where those sealed secrets wait, apart from the job records. */
+  jobSecrets: JobSecretStore;
   /**
    * Cluster mode: another node may run a job made here, and its end is announced there, so
    * waiters also read the store this often. @default none (every end is announced here)
@@ -221,13 +223,21 @@ export class JobService {
         duration_ms: null,
         expired: false,
         options: params.options,
-        sealed_secrets: params.secrets ? this.deps.secrets.seal(params.secrets) : null,
+        has_secrets: params.secrets !== null,
         secret_names: secretNames(params.secrets),
         ...(cacheKeys ? { cache_key: cacheKeys[i] } : {}),
       };
       jobs.push(job);
     }
-    await this.deps.store.insert(jobs);
+    // Each job's secrets are sealed on their own (a job ends, and they are erased, on its own).
+    const sealed = params.secrets ? jobs.map((job) => ({ id: job._id, sealed: this.deps.secrets.seal(params.secrets) })) : [];
+    await this.deps.jobSecrets.put(sealed);
+    try {
+      await this.deps.store.insert(jobs);
+    } catch (err) {
+      await this.deps.jobSecrets.remove(sealed.map((s) => s.id)).catch(() => undefined);
+      throw err;
+    }
     for (const job of jobs) this.deps.runner.enqueue(job);
     return jobs;
   }

@@ -93,7 +93,7 @@ describe.each([
 
   describe('jobs', () => {
     it('stores jobs and reads each back whole by id', async () => {
-      const [a, b] = [jobRecord(), waitingJob({ cache_key: 'ck', sealed_secrets: 'sealed', secret_names: { headers: ['X-A'], cookies: [], http_auth: true } })];
+      const [a, b] = [jobRecord(), waitingJob({ cache_key: 'ck', has_secrets: true, secret_names: { headers: ['X-A'], cookies: [], http_auth: true } })];
       await stores.jobs.insert([a, b]);
       expect(await stores.jobs.get(a._id)).toEqual(a);
       expect(await stores.jobs.get(b._id)).toEqual(b);
@@ -308,6 +308,40 @@ describe.each([
         expect([...claimed].sort()).toEqual(sortedIds(waiting));
       });
     }
+  });
+
+  describe('job secrets', () => {
+    it('keeps the sealed secrets of jobs apart from their records, erases them by id, and keeps them over a reopening', async () => {
+      const [a, b] = [waitingJob({ has_secrets: true }), waitingJob({ has_secrets: true })];
+      await stores.jobSecrets.put([
+        { id: a._id, sealed: 'v1.sealed-a' },
+        { id: b._id, sealed: 'v1.sealed-b' },
+      ]);
+      await stores.jobs.insert([a, b]);
+      expect(await stores.jobSecrets.get(a._id)).toBe('v1.sealed-a');
+      expect(await stores.jobSecrets.get('no-such-job')).toBeNull();
+      expect(JSON.stringify(await stores.jobs.get(a._id))).not.toContain('v1.sealed');
+      await stores.jobSecrets.remove([a._id]);
+      expect(await stores.jobSecrets.get(a._id)).toBeNull();
+      const reopened = await open();
+      expect(await reopened.jobSecrets.get(b._id)).toBe('v1.sealed-b');
+    });
+
+    it('sweeps the secrets of jobs that have ended or are gone, and keeps those of jobs waiting or running', async () => {
+      const [waiting, running, ended] = [waitingJob({ has_secrets: true }), waitingJob({ has_secrets: true, status: 'processing' }), jobRecord({ has_secrets: true })];
+      await stores.jobSecrets.put([waiting, running, ended].map((job) => ({ id: job._id, sealed: `v1.${job._id}` })));
+      await stores.jobs.insert([waiting, running, ended]);
+      expect(await stores.jobSecrets.sweep()).toBe(1);
+      expect(await stores.jobSecrets.get(ended._id)).toBeNull();
+      expect(await stores.jobSecrets.get(waiting._id)).toBe(`v1.${waiting._id}`);
+      expect(await stores.jobSecrets.get(running._id)).toBe(`v1.${running._id}`);
+      await stores.jobs.remove([waiting._id]);
+      if (name === 'nedb') {
+        // One process per directory: at start a secret without its job is left over.
+        expect(await stores.jobSecrets.sweep()).toBe(1);
+        expect(await stores.jobSecrets.get(waiting._id)).toBeNull();
+      }
+    });
   });
 
   describe('accounts', () => {
