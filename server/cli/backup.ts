@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
 import { JOB_SECRETS_DIR } from '../store/job-secret-files.js';
@@ -9,6 +11,9 @@ import { readTarGz, type TarEntry, writeTarGz } from './tar.js';
 /** The archive's last entry: what it holds, with a checksum per file. */
 const MANIFEST = 'backup.json';
 const FORMAT = 'screenshot-appliance-backup/1';
+
+/** The most a manifest may hold (one line per file: far more than any data directory needs); it is read whole. */
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Files of a data directory that belong to one run and are never archived. */
 const RUNTIME_FILES = new Set(['.lock', 'server.json']);
@@ -169,15 +174,25 @@ export async function restoreDataDir(archive: string, dataDir: string): Promise<
   try {
     for await (const entry of readTarGz(archive)) {
       if (entry.name === MANIFEST) {
-        manifest = JSON.parse(entry.data.toString('utf8')) as Manifest;
+        manifest = JSON.parse((await entry.read(MANIFEST_MAX_BYTES)).toString('utf8')) as Manifest;
         continue;
       }
       if (!safeName(entry.name) || RUNTIME_FILES.has(entry.name)) throw new BackupError(`the archive holds an unexpected file: ${entry.name}`);
       const target = path.join(root, ...entry.name.split('/'));
       await fs.mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
-      await fs.writeFile(target, entry.data, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+      // Streamed to the file as it is decompressed, hashed on the way: memory stays at a chunk or two.
+      const hash = crypto.createHash('sha256');
+      let bytes = 0;
+      const counted = async function* () {
+        for await (const chunk of entry.chunks()) {
+          hash.update(chunk);
+          bytes += chunk.length;
+          yield chunk;
+        }
+      };
+      await pipeline(counted(), createWriteStream(target, { mode: PRIVATE_FILE_MODE, flags: 'wx' }));
       await fs.utimes(target, entry.mtime, entry.mtime).catch(() => undefined);
-      written.set(entry.name, { bytes: entry.data.length, sha256: sha256(entry.data) });
+      written.set(entry.name, { bytes, sha256: hash.digest('hex') });
     }
     if (manifest?.format !== FORMAT) throw new BackupError(`${archive} is not a backup of this service (no ${MANIFEST} of format ${FORMAT})`);
     for (const [name, expected] of Object.entries(manifest.files)) {

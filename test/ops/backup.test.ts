@@ -2,10 +2,11 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { backupDataDir } from '../../server/cli/backup.js';
+import { backupDataDir, restoreDataDir } from '../../server/cli/backup.js';
 import { readTarGz } from '../../server/cli/tar.js';
 import { SECRET_KEY_FILE, SecretBox } from '../../server/jobs/secret-box.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
@@ -106,7 +107,7 @@ describe('backup and restore', () => {
         let jobsDb = '';
         for await (const entry of readTarGz(archive)) {
           names.add(entry.name);
-          if (entry.name === 'jobs.db') jobsDb = entry.data.toString('utf8');
+          if (entry.name === 'jobs.db') jobsDb = (await entry.read(64 * 1024 * 1024)).toString('utf8');
         }
         // NeDB's file: a record's last line is its state.
         const jobs = new Map<string, { _id: string; status: string; image_file: string | null; has_page_source: boolean }>();
@@ -306,4 +307,58 @@ describe('job secrets and backups', () => {
       await restored.close();
     }
   }, 180_000);
+});
+
+describe('restore of crafted sizes', () => {
+  /** A ustar header for a regular file `name` declaring `size` bytes (octal, as tar writes it). */
+  function header(name: string, size: number): Buffer {
+    const block = Buffer.alloc(512);
+    block.write(name, 0, 'utf8');
+    block.write('0000600\0', 100, 'ascii');
+    block.write('0000000\0', 108, 'ascii');
+    block.write('0000000\0', 116, 'ascii');
+    block.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii');
+    block.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136, 'ascii');
+    block.write('        ', 148, 'ascii');
+    block.write('0', 156, 'ascii');
+    block.write('ustar\0', 257, 'ascii');
+    block.write('00', 263, 'ascii');
+    let sum = 0;
+    for (const byte of block) sum += byte;
+    block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+    return block;
+  }
+
+  async function archiveOf(...parts: Buffer[]): Promise<string> {
+    const file = path.join(await tempDir(), 'crafted.tar.gz');
+    await fs.writeFile(file, zlib.gzipSync(Buffer.concat(parts), { level: 1 }));
+    return file;
+  }
+
+  it('refuses a manifest declaring more than a manifest may hold, before reading (or allocating) its bytes', async () => {
+    // 80 MB of zeros: a small archive whose manifest would have to be held whole.
+    const declared = 80 * 1024 * 1024;
+    const archive = await archiveOf(header('jobs.db', 0), header('backup.json', declared), Buffer.alloc(declared), Buffer.alloc(1024));
+    const target = path.join(await tempDir(), 'restored');
+    await expect(restoreDataDir(archive, target)).rejects.toThrow(new RegExp(`backup\\.json declares ${declared} bytes, more than the \\d+ it may hold`));
+    expect(await fs.readdir(target)).toEqual([]);
+  });
+
+  it('refuses a file declaring the largest size a header can hold with a few bytes behind it, and leaves nothing behind', async () => {
+    const archive = await archiveOf(header('files/big.png', 8 * 1024 ** 3 - 1), Buffer.alloc(4096, 1));
+    const target = path.join(await tempDir(), 'restored');
+    await expect(restoreDataDir(archive, target)).rejects.toThrow(/files\/big\.png: the archive is cut short/);
+    expect(await fs.readdir(target)).toEqual([]);
+  });
+
+  it('refuses a size written in base-256 (the high bit set) as a damaged header', async () => {
+    const block = header('files/x.png', 0);
+    block[124] = 0x80;
+    let sum = 0;
+    block.write('        ', 148, 'ascii');
+    for (const byte of block) sum += byte;
+    block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+    const target = path.join(await tempDir(), 'restored');
+    await expect(restoreDataDir(await archiveOf(block, Buffer.alloc(1024)), target)).rejects.toThrow(/damaged header/);
+  });
 });
