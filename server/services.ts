@@ -195,6 +195,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       onFailed: (err, signal) => metrics.jobFailed(err, signal),
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
+      jobSecrets: stores.jobSecrets,
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
     const jobs = new JobService({
@@ -205,6 +206,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       runner,
       ends,
       secrets,
+      jobSecrets: stores.jobSecrets,
       pollEndsMs: cluster && CLUSTER_POLL_MS / 4,
     });
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
@@ -243,6 +245,9 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       isStarted: () => started,
       async start() {
         await engine.start();
+        // Secrets left by a stop between a job's end and their erasure go before any job runs.
+        const swept = await stores.jobSecrets.sweep();
+        if (swept) log.info({ component: 'jobs' }, `erased the secrets of ${swept} job(s) that had ended`);
         await runner.recover();
         await webhooks.start();
         retention.start(undefined, deps.firstSweepAfterMs);

@@ -1,16 +1,28 @@
 import crypto from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
+import { JOB_SECRETS_DIR } from '../store/job-secret-files.js';
 import { readTarGz, type TarEntry, writeTarGz } from './tar.js';
 
 /** The archive's last entry: what it holds, with a checksum per file. */
 const MANIFEST = 'backup.json';
 const FORMAT = 'screenshot-appliance-backup/1';
 
+/** The most a manifest may hold (one line per file: far more than any data directory needs); it is read whole. */
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+
 /** Files of a data directory that belong to one run and are never archived. */
 const RUNTIME_FILES = new Set(['.lock', 'server.json']);
+/**
+ * Folders never archived: the sealed secrets of jobs still waiting. A backup holds no job
+ * secret, so none outlives its job in an archive; a waiting job with secrets restored from one
+ * fails saying they are not kept.
+ */
+const UNARCHIVED_FOLDERS = new Set([JOB_SECRETS_DIR]);
 /** Temporaries: a write in progress (`*.tmp`), NeDB's compaction (`*~`), kept copies of damaged files. */
 const TRANSIENT = /(\.tmp|~)$|\.corrupt-\d+$/;
 
@@ -41,17 +53,29 @@ const sha256 = (data: Buffer) => crypto.createHash('sha256').update(data).digest
 function datastoreSnapshot(text: string): { data: Buffer; skipped: number } {
   const whole = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
   let skipped = 0;
-  const lines = whole.split('\n').filter((line) => {
-    if (!line.trim()) return false;
+  const lines: string[] = [];
+  for (const line of whole.split('\n')) {
+    if (!line.trim()) continue;
+    let doc: unknown;
     try {
-      JSON.parse(line);
-      return true;
+      doc = JSON.parse(line);
     } catch {
       skipped++;
-      return false;
+      continue;
     }
-  });
+    lines.push(withoutSealedSecrets(doc) ?? line);
+  }
   return { data: Buffer.from(lines.map((l) => `${l}\n`).join('')), skipped };
+}
+
+/**
+ * A job line of a data directory from before the secrets were kept apart (a server of an
+ * earlier version still running) with its sealed secrets left out, or null for any other line.
+ */
+function withoutSealedSecrets(doc: unknown): string | null {
+  if (typeof doc !== 'object' || doc === null || !('sealed_secrets' in doc)) return null;
+  const { sealed_secrets: sealed, ...rest } = doc as Record<string, unknown>;
+  return JSON.stringify(typeof sealed === 'string' ? { ...rest, has_secrets: true } : rest);
 }
 
 async function readIfThere(file: string): Promise<Buffer | null> {
@@ -81,7 +105,7 @@ export async function backupDataDir(dataDir: string, out: string): Promise<Backu
   const usable = (name: string) => !RUNTIME_FILES.has(name) && !TRANSIENT.test(name);
   const datastores = top.filter((e) => e.isFile() && e.name.endsWith('.db') && usable(e.name)).map((e) => e.name).sort();
   const others = top.filter((e) => e.isFile() && !e.name.endsWith('.db') && usable(e.name)).map((e) => e.name).sort();
-  const folders = top.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const folders = top.filter((e) => e.isDirectory() && !UNARCHIVED_FOLDERS.has(e.name)).map((e) => e.name).sort();
   const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), files: {} };
   const summary: BackupSummary = { files: 0, bytes: 0, skippedLines: 0 };
 
@@ -150,15 +174,25 @@ export async function restoreDataDir(archive: string, dataDir: string): Promise<
   try {
     for await (const entry of readTarGz(archive)) {
       if (entry.name === MANIFEST) {
-        manifest = JSON.parse(entry.data.toString('utf8')) as Manifest;
+        manifest = JSON.parse((await entry.read(MANIFEST_MAX_BYTES)).toString('utf8')) as Manifest;
         continue;
       }
       if (!safeName(entry.name) || RUNTIME_FILES.has(entry.name)) throw new BackupError(`the archive holds an unexpected file: ${entry.name}`);
       const target = path.join(root, ...entry.name.split('/'));
       await fs.mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
-      await fs.writeFile(target, entry.data, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+      // Streamed to the file as it is decompressed, hashed on the way: memory stays at a chunk or two.
+      const hash = crypto.createHash('sha256');
+      let bytes = 0;
+      const counted = async function* () {
+        for await (const chunk of entry.chunks()) {
+          hash.update(chunk);
+          bytes += chunk.length;
+          yield chunk;
+        }
+      };
+      await pipeline(counted(), createWriteStream(target, { mode: PRIVATE_FILE_MODE, flags: 'wx' }));
       await fs.utimes(target, entry.mtime, entry.mtime).catch(() => undefined);
-      written.set(entry.name, { bytes: entry.data.length, sha256: sha256(entry.data) });
+      written.set(entry.name, { bytes, sha256: hash.digest('hex') });
     }
     if (manifest?.format !== FORMAT) throw new BackupError(`${archive} is not a backup of this service (no ${MANIFEST} of format ${FORMAT})`);
     for (const [name, expected] of Object.entries(manifest.files)) {

@@ -63,47 +63,139 @@ export async function writeTarGz(file: string, entries: AsyncIterable<TarEntry>)
 }
 
 const field = (block: Buffer, start: number, length: number) => block.subarray(start, start + length).toString('utf8').replace(/\0.*$/s, '');
-const number = (block: Buffer, start: number, length: number) => parseInt(field(block, start, length).trim() || '0', 8);
+
+/** An octal number field; anything else (base-256 sizes, stray characters) is a damaged header. */
+function number(block: Buffer, start: number, length: number): number {
+  const text = field(block, start, length).trim();
+  if (!/^[0-7]*$/.test(text)) throw new Error('a damaged header in the archive');
+  return parseInt(text || '0', 8);
+}
+
+/** One regular file of an archive being read: its header now, its bytes as they come. */
+export interface TarSource {
+  name: string;
+  mode: number;
+  mtime: Date;
+  /** The size its header declares; nothing is allocated for it up front. */
+  size: number;
+  /** The file's bytes, chunk by chunk, as they are decompressed; read once, before the next entry. */
+  chunks(): AsyncGenerator<Buffer>;
+  /** The file's bytes whole; throws, before reading any, when it declares more than `maxBytes`. */
+  read(maxBytes: number): Promise<Buffer>;
+}
 
 /**
- * The regular files of a gzip-compressed tar file, in order. Anything but a regular file, a
- * damaged header or an archive cut short throws.
+ * The decompressed bytes as a queue of the chunks zlib gave, read from the front: no chunk is
+ * copied but to join a header that spans two of them, so reading costs what the bytes do.
  */
-export async function* readTarGz(file: string): AsyncGenerator<TarEntry> {
-  let buffered = Buffer.alloc(0);
-  let ended = false;
-  const input = fs.createReadStream(file).pipe(createGunzip());
-  const chunks = input[Symbol.asyncIterator]();
-  const need = async (bytes: number): Promise<boolean> => {
-    while (buffered.length < bytes) {
-      const next = await chunks.next();
+class ChunkQueue {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+
+  constructor(private readonly source: AsyncIterator<Buffer>) {}
+
+  /** Pulls chunks until `bytes` are buffered; false when the input ends first. */
+  private async fill(bytes: number): Promise<boolean> {
+    while (this.buffered < bytes) {
+      const next = await this.source.next();
       if (next.done) return false;
-      buffered = Buffer.concat([buffered, next.value as Buffer]);
+      this.chunks.push(next.value);
+      this.buffered += next.value.length;
     }
     return true;
-  };
-  const take = (bytes: number) => {
-    const out = buffered.subarray(0, bytes);
-    buffered = buffered.subarray(bytes);
-    return out;
-  };
-  while (!ended) {
-    if (!(await need(BLOCK))) throw new Error('the archive ends without its closing blocks');
-    const block = take(BLOCK);
-    if (block.every((b) => b === 0)) {
-      ended = true;
-      break;
+  }
+
+  /** Exactly `bytes` (a header, a padding: small), or null when the input ends first. */
+  async take(bytes: number): Promise<Buffer | null> {
+    if (!(await this.fill(bytes))) return null;
+    const parts: Buffer[] = [];
+    let left = bytes;
+    while (left > 0) {
+      const piece = this.front(left);
+      parts.push(piece);
+      left -= piece.length;
     }
-    let sum = 0;
-    for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 32 : block[k];
-    if (sum !== number(block, 148, 8)) throw new Error('a damaged header in the archive');
-    const type = field(block, 156, 1);
-    const name = field(block, 0, 100);
-    if (type !== '0' && type !== '') throw new Error(`${name}: only regular files are restored`);
-    const size = number(block, 124, 12);
-    const padded = size + ((BLOCK - (size % BLOCK)) % BLOCK);
-    if (!(await need(padded))) throw new Error(`${name}: the archive is cut short`);
-    const data = Buffer.from(take(padded).subarray(0, size));
-    yield { name, mode: number(block, 100, 8), mtime: new Date(number(block, 136, 12) * 1000), data };
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes);
+  }
+
+  /** The next `bytes`, chunk by chunk; throws `short` when the input ends first. */
+  async *stream(bytes: number, short: string): AsyncGenerator<Buffer> {
+    let left = bytes;
+    while (left > 0) {
+      if (this.buffered === 0 && !(await this.fill(1))) throw new Error(short);
+      const piece = this.front(left);
+      left -= piece.length;
+      yield piece;
+    }
+  }
+
+  /** Up to `bytes` from the first chunk, removed from the queue. */
+  private front(bytes: number): Buffer {
+    const first = this.chunks[0];
+    if (first.length <= bytes) {
+      this.chunks.shift();
+      this.buffered -= first.length;
+      return first;
+    }
+    this.chunks[0] = first.subarray(bytes);
+    this.buffered -= bytes;
+    return first.subarray(0, bytes);
+  }
+}
+
+/**
+ * The regular files of a gzip-compressed tar file, in order, streamed: memory stays at a few
+ * chunks whatever the files' sizes, and a size a header declares is never allocated (a crafted
+ * header only fails once the bytes it promises do not come). Anything but a regular file, a
+ * damaged header or an archive cut short throws.
+ */
+export async function* readTarGz(file: string): AsyncGenerator<TarSource> {
+  const input = fs.createReadStream(file).pipe(createGunzip());
+  const queue = new ChunkQueue(input[Symbol.asyncIterator]());
+  try {
+    for (;;) {
+      const block = await queue.take(BLOCK);
+      if (!block) throw new Error('the archive ends without its closing blocks');
+      if (block.every((b) => b === 0)) return;
+      let sum = 0;
+      for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 32 : block[k];
+      if (sum !== number(block, 148, 8)) throw new Error('a damaged header in the archive');
+      const type = field(block, 156, 1);
+      const name = field(block, 0, 100);
+      if (type !== '0' && type !== '') throw new Error(`${name}: only regular files are restored`);
+      const size = number(block, 124, 12);
+      const short = `${name}: the archive is cut short`;
+      let reading = false;
+      let consumed = 0;
+      const chunks = async function* () {
+        if (reading) throw new Error(`${name}: its bytes were read already`);
+        reading = true;
+        for await (const chunk of queue.stream(size, short)) {
+          consumed += chunk.length;
+          yield chunk;
+        }
+      };
+      yield {
+        name,
+        mode: number(block, 100, 8),
+        mtime: new Date(number(block, 136, 12) * 1000),
+        size,
+        chunks,
+        read: async (maxBytes: number) => {
+          if (size > maxBytes) throw new Error(`${name} declares ${size} bytes, more than the ${maxBytes} it may hold`);
+          const parts: Buffer[] = [];
+          for await (const chunk of chunks()) parts.push(chunk);
+          return Buffer.concat(parts, size);
+        },
+      };
+      // What the reader left of the file's bytes is skipped, then its padding.
+      for await (const _ of queue.stream(size - consumed, short)) {
+        // skipped
+      }
+      const pad = (BLOCK - (size % BLOCK)) % BLOCK;
+      if (pad && !(await queue.take(pad))) throw new Error(short);
+    }
+  } finally {
+    input.destroy();
   }
 }

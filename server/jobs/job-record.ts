@@ -48,7 +48,12 @@ export interface JobRecord {
   expired: boolean;
   /** The capture options asked for, defaults left out (absent on jobs of earlier versions). */
   options?: JobOptions;
-  /** The secrets of `headers`, `cookies` and `http_auth`, sealed (SecretBox); null once the job has ended. */
+  /**
+   * The job was given `headers`, `cookies` or `http_auth`: their values wait, sealed, in the
+   * JobSecretStore (never in this record) until the job ends.
+   */
+  has_secrets?: boolean;
+  /** Earlier versions kept the sealed secrets here; moved out when the store opens (and left out of backups). */
   sealed_secrets?: string | null;
   /** What may be said of those secrets: names only. */
   secret_names?: SecretNames | null;

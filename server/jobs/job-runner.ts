@@ -7,7 +7,7 @@ import { PRESETS } from '../capture/presets.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
-import type { JobChange, JobStore } from '../store/stores.js';
+import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import { describeFailure } from './failure-message.js';
 import { FairQueue, fairTurns, type QueuedJob } from './fair-queue.js';
@@ -36,6 +36,8 @@ export interface JobRunnerDeps {
   onFailed?: (err: unknown, signal: AbortSignal) => void;
   /** Opens the sealed secrets of a job's options. */
   secrets: SecretBox;
+  /** Where those sealed secrets wait until the job ends, when the runner erases them. */
+  jobSecrets: JobSecretStore;
   /** Cluster mode: the store is shared with other nodes, which take jobs by claiming them. @default none (one node) */
   cluster?: ClusterRunOptions;
 }
@@ -415,6 +417,8 @@ export class JobRunner {
     let hasSource = false;
     /** Whether this run stored the job's end, so that it, and only it, announces the end. */
     let endStored = false;
+    /** Whether the job ended here (its end stored, or kept for a full disk): its secrets go. */
+    let over = false;
     const cluster = this.deps.cluster;
     /** In cluster mode a write refused for the lease means another node runs the job now. */
     const held = (stored: boolean) => {
@@ -425,12 +429,13 @@ export class JobRunner {
       log.debug('started');
       this.emit();
       if (this.deps.guard) await this.deps.guard.checkUrl(job.url);
+      const secrets = await this.secretsOf(job);
       let result: CaptureResult | undefined;
       for (;;) {
         attempts++;
         await this.update(jobId, { attempts });
         try {
-          result = await this.capture(job, controller.signal);
+          result = await this.capture(job, secrets, controller.signal);
           break;
         } catch (err) {
           // A crashed browser is relaunched by the engine; the job gets one more try.
@@ -470,9 +475,9 @@ export class JobRunner {
         final_url: result.finalUrl,
         page_title: result.pageTitle,
         warnings: result.warnings,
-        sealed_secrets: null,
       });
       held(endStored);
+      over = true;
       log.debug({ duration_ms: ended - started }, 'completed');
     } catch (err) {
       // A job that did not complete keeps no files (the image may be whole while its job could not be stored).
@@ -494,9 +499,10 @@ export class JobRunner {
       const ended = this.deps.clock.now();
       const saved = await this.deps.ends.save(
         jobId,
-        { status: 'failed', progress: 0, completed_at: ended, duration_ms: ended - started, error: failure.message, sealed_secrets: null },
+        { status: 'failed', progress: 0, completed_at: ended, duration_ms: ended - started, error: failure.message },
         cluster?.node,
       );
+      over = saved !== 'lost';
       // A deferred end (a full disk) is announced by JobEnds once it is stored.
       endStored = saved === 'stored';
     } finally {
@@ -505,14 +511,24 @@ export class JobRunner {
       this.claimed.delete(jobId);
       this.emit();
     }
+    // Erased before the end is announced: a webhook saying the job ended means its secrets are gone.
+    if (over && job.has_secrets) {
+      await this.deps.jobSecrets.remove([jobId]).catch((err: unknown) => log.warn({ err }, 'could not erase its secrets; the next start does'));
+    }
     if (endStored) await this.deps.ends.announce(jobId);
   }
 
-  /** The job's sealed secrets, opened; a job whose secrets cannot be opened fails saying so. */
-  private secretsOf(job: JobRecord): JobSecrets {
-    if (!job.sealed_secrets) return {};
+  /** The job's sealed secrets, opened; a job whose secrets are gone or cannot be opened fails saying so. */
+  private async secretsOf(job: JobRecord): Promise<JobSecrets> {
+    if (!job.has_secrets) return {};
+    const sealed = await this.deps.jobSecrets.get(job._id);
+    if (sealed === null) {
+      throw new CaptureError(
+        "The job's headers, cookies or credentials are no longer kept (a data directory restored from a backup holds none); ask for the screenshot again",
+      );
+    }
     try {
-      return this.deps.secrets.open<JobSecrets>(job.sealed_secrets);
+      return this.deps.secrets.open<JobSecrets>(sealed);
     } catch {
       throw new CaptureError(
         "The job's headers, cookies or credentials could not be read: the data directory's job-secrets.key changed since it was created",
@@ -520,14 +536,14 @@ export class JobRunner {
     }
   }
 
-  private capture(job: JobRecord, signal: AbortSignal): Promise<CaptureResult> {
+  private capture(job: JobRecord, secrets: JobSecrets, signal: AbortSignal): Promise<CaptureResult> {
     const settings = this.deps.settings.get();
     const { scale, ...options } = job.options ?? {};
     const preset = PRESETS[job.device];
     return this.deps.engine.capture({
       url: job.url,
       preset: scale === undefined ? preset : { ...preset, deviceScaleFactor: scale },
-      options: { ...options, ...this.secretsOf(job) },
+      options: { ...options, ...secrets },
       viewport: job.viewport ?? undefined,
       fullPage: job.full_page,
       googlebot: job.googlebot,

@@ -4,7 +4,7 @@ import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
 import { KeyedTurns } from '../keyed-turns.js';
 import type { SettingsService } from '../settings.js';
-import type { JobStore, StatsStore } from '../store/stores.js';
+import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 import type { JobEnds } from './job-ends.js';
 import { secretNames } from './job-options.js';
@@ -28,6 +28,8 @@ export interface JobServiceDeps {
   settings: SettingsService;
   /** Seals the secrets of a job's options until it ends. */
   secrets: SecretBox;
+  /** Where those sealed secrets wait, apart from the job records. */
+  jobSecrets: JobSecretStore;
   /**
    * Cluster mode: another node may run a job made here, and its end is announced there, so
    * waiters also read the store this often. @default none (every end is announced here)
@@ -279,25 +281,35 @@ export class JobService {
         duration_ms: null,
         expired: false,
         options: params.options,
-        sealed_secrets: params.secrets ? this.deps.secrets.seal(params.secrets) : null,
+        has_secrets: params.secrets !== null,
         secret_names: secretNames(params.secrets),
         ...(cacheKeys ? { cache_key: cacheKeys[i] } : {}),
       };
       jobs.push(job);
     }
+    // Each job's secrets are sealed on their own (a job ends, and they are erased, on its own).
+    const sealed = params.secrets ? jobs.map((job) => ({ id: job._id, sealed: this.deps.secrets.seal(params.secrets) })) : [];
+    await this.deps.jobSecrets.put(sealed);
+    const dropSecrets = () => this.deps.jobSecrets.remove(sealed.map((s) => s.id)).catch(() => undefined);
     // Each job gets its turn in the fair order. One node knows its whole queue (and holdCapacity has
     // counted the account's share); in a cluster the store gives the turns and counts the share, seeing every node's jobs.
     const settings = this.deps.settings.get();
     const share = accountShare(settings);
     const turns = this.deps.runner.turnsFor(accountId, jobs.length);
     let queued: JobRecord[] | null;
-    if (turns) {
-      queued = jobs.map((job, i) => ({ ...job, turn: turns[i] }));
-      await this.deps.store.insert(queued);
-    } else {
-      queued = await this.deps.store.enqueue(jobs, share);
+    try {
+      if (turns) {
+        queued = jobs.map((job, i) => ({ ...job, turn: turns[i] }));
+        await this.deps.store.insert(queued);
+      } else {
+        queued = await this.deps.store.enqueue(jobs, share);
+      }
+    } catch (err) {
+      await dropSecrets();
+      throw err;
     }
     if (!queued) {
+      await dropSecrets();
       const have = await this.deps.store.count({ account_id: accountId, status: UNFINISHED_STATUSES });
       throw shareExceeded(have, share, settings.queue_limit, this.estimateSeconds(0));
     }

@@ -5,13 +5,14 @@ import Datastore from 'nedb-promises';
 
 import type { AccountRecord } from '../auth/accounts.js';
 import type { KeyRecord } from '../auth/api-keys.js';
-import type { JobRecord } from '../jobs/job-record.js';
+import { hasEnded, type JobRecord } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryDoc } from '../webhooks/delivery-store.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
 import { FileStore } from './file-store.js';
 import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
+import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbJobStore } from './nedb-job-store.js';
@@ -65,6 +66,8 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     shared: new NedbSharedValues(settingsFile as NedbFile<SettingsDoc>),
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
   };
+  const jobSecrets = await JobSecretFiles.open(dataDir, stores.jobs);
+  await moveSealedSecrets(jobs as NedbFile<JobRecord>, jobSecrets, log);
   // A data directory from before the hourly figures were kept: the dashboard's day is counted once from the jobs.
   if (!hadStats) await stores.stats.countFrom(await stores.jobs.endedSince(Date.now() - 2 * 86_400_000));
   const leftOut =
@@ -75,12 +78,29 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   return {
     backend: 'nedb',
     ...stores,
+    jobSecrets,
     health: async () => Object.fromEntries(await Promise.all(fileNames.map(async (name) => [name, await usable(path.join(dataDir, name))] as const))),
     // jobs.db keeps the lines of the jobs left out at start until their files are gone.
     compact: () => compactFiles(leftOut && !leftOut.mayFold() ? files.filter((file) => file !== jobs) : files),
     leftOut,
     close: async () => undefined,
   };
+}
+
+/**
+ * A data directory from before the secrets were kept apart: the sealed secrets of waiting jobs
+ * move to `job-secrets/`, every job record loses its `sealed_secrets`, and jobs.db is rewritten
+ * so no line of it holds them any more.
+ */
+async function moveSealedSecrets(jobs: NedbFile<JobRecord>, secrets: JobSecretFiles, log: Logger): Promise<void> {
+  const sealed = await jobs.find({ sealed_secrets: { $exists: true } });
+  if (sealed.length === 0) return;
+  const waiting = sealed.filter((job) => typeof job.sealed_secrets === 'string' && !hasEnded(job.status));
+  await secrets.put(waiting.map((job) => ({ id: job._id, sealed: job.sealed_secrets as string })));
+  for (const job of waiting) await jobs.update({ _id: job._id }, { $set: { has_secrets: true } });
+  await jobs.update({ sealed_secrets: { $exists: true } }, { $unset: { sealed_secrets: true } }, { multi: true });
+  await compactFile(jobs as unknown as NedbFile<{ _id: string }>);
+  log.info(`moved the sealed secrets of ${waiting.length} waiting job(s) out of jobs.db`);
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -71,6 +71,23 @@ export interface JobStore {
 }
 
 /**
+ * The sealed secrets (SecretBox) of the jobs that have not ended, one value per job, kept apart
+ * from the job records: a record's lines and row versions outlive the job (NeDB appends, backups
+ * copy), a secret must not. NeDB: one file per job in `<data>/job-secrets/`, unlinked at the
+ * job's end; PostgreSQL: the job_secrets table, its rows deleted at the job's end and vacuumed.
+ */
+export interface JobSecretStore {
+  /** Stores the secrets of jobs about to be inserted (before they are, so a job never waits without them). */
+  put(entries: ReadonlyArray<{ id: string; sealed: string }>): Promise<void>;
+  /** The job's sealed secrets, or null when none are kept. */
+  get(id: string): Promise<string | null>;
+  /** Erases the secrets of these jobs (they ended, or were never stored). */
+  remove(ids: readonly string[]): Promise<void>;
+  /** Erases the secrets of jobs that have ended or are gone (a stop between a job's end and its erasure); how many. */
+  sweep(): Promise<number>;
+}
+
+/**
  * The store did not answer: a database that is down, out of reach, shutting down or out of
  * connections. A request meeting it gets a 503 it may retry, not a 500; a job's end is stored
  * once it is back.
@@ -204,6 +221,7 @@ export interface Stores {
   accounts: AccountStore;
   keys: KeyStore;
   jobs: JobStore;
+  jobSecrets: JobSecretStore;
   usage: UsageStore;
   stats: StatsStore;
   settings: SettingsStore;

@@ -2,11 +2,13 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { backupDataDir } from '../../server/cli/backup.js';
+import { backupDataDir, restoreDataDir } from '../../server/cli/backup.js';
 import { readTarGz } from '../../server/cli/tar.js';
+import { SECRET_KEY_FILE, SecretBox } from '../../server/jobs/secret-box.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { runCli } from '../helpers/cli-process.js';
 import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';
@@ -105,7 +107,7 @@ describe('backup and restore', () => {
         let jobsDb = '';
         for await (const entry of readTarGz(archive)) {
           names.add(entry.name);
-          if (entry.name === 'jobs.db') jobsDb = entry.data.toString('utf8');
+          if (entry.name === 'jobs.db') jobsDb = (await entry.read(64 * 1024 * 1024)).toString('utf8');
         }
         // NeDB's file: a record's last line is its state.
         const jobs = new Map<string, { _id: string; status: string; image_file: string | null; has_page_source: boolean }>();
@@ -182,5 +184,181 @@ describe('backup and restore', () => {
     expect(usage.endsWith('\n')).toBe(true);
     expect(usage).not.toContain('half-writ');
     for (const line of usage.trim().split('\n').filter(Boolean)) JSON.parse(line);
+  });
+});
+
+describe('job secrets and backups', () => {
+  const SECRETS = ['hdr-b4ckup-s3cret', 'cookie-b4ckup-s3cret', 'pw-b4ckup-s3cret'];
+  const withSecrets = () => ({
+    url: `${fixtures.url}/opt/echo.html`,
+    headers: { 'X-Secret': SECRETS[0] },
+    cookies: [{ name: 'sid', value: SECRETS[1] }],
+    http_auth: { username: 'reader', password: SECRETS[2] },
+  });
+
+  /** Every file under `dir`, recursively. */
+  async function filesUnder(dir: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) out.push(...(await filesUnder(full)));
+      else if (entry.isFile()) out.push(full);
+    }
+    return out;
+  }
+
+  /** What every sealed value in the files under `dir` opens to with `box` (values sealed under another key are skipped). */
+  async function openedValues(dir: string, box: SecretBox): Promise<Array<{ file: string; value: string }>> {
+    const opened: Array<{ file: string; value: string }> = [];
+    for (const file of await filesUnder(dir)) {
+      const text = (await fs.readFile(file)).toString('latin1');
+      for (const [sealed] of text.matchAll(/v1\.[A-Za-z0-9_-]{30,}/g)) {
+        try {
+          opened.push({ file: path.relative(dir, file), value: JSON.stringify(box.open(sealed)) });
+        } catch {
+          // not sealed under this key
+        }
+      }
+    }
+    return opened;
+  }
+
+  it('a backup taken while the server runs, unpacked, and the data directory itself hold no secret of a job that has ended', async () => {
+    const server = await startTestServer({ browsers: 1 });
+    try {
+      const { key } = await server.account();
+      const created = await (await server.v1('POST', '/screenshot', key, withSecrets())).json();
+      const job = await waitForJob(server, key, created.job_id);
+      expect(job.status).toBe('completed');
+      const page = await (await server.v1('GET', `/screenshot/${created.job_id}?include_source=1`, key)).json();
+      // The page got them.
+      expect(page.page_source).toContain(SECRETS[0]);
+
+      const archive = path.join(await tempDir(), 'data.tar.gz');
+      const backup = await runCli(['backup', '--out', archive, '--data', server.dataDir]);
+      expect(backup.code, backup.stderr).toBe(0);
+      const unpacked = await tempDir();
+      execFileSync('tar', ['xzf', archive, '-C', unpacked]);
+      // The key is packed (render-link secrets are sealed under it): whatever it opens must not be a job's secret.
+      const packedKey = await fs.readFile(path.join(unpacked, SECRET_KEY_FILE));
+      expect(packedKey.length).toBe(32);
+      expect(packedKey.equals(await fs.readFile(path.join(server.dataDir, SECRET_KEY_FILE)))).toBe(true);
+      const box = SecretBox.forDataDir(unpacked);
+      for (const [where, dir] of [
+        ['the backup', unpacked],
+        ['the data directory', server.dataDir],
+      ] as const) {
+        for (const { file, value } of await openedValues(dir, box)) {
+          for (const secret of SECRETS) expect(value.includes(secret), `${secret} opens from ${file} in ${where}`).toBe(false);
+        }
+        for (const file of await filesUnder(dir)) {
+          const text = await fs.readFile(file, 'latin1');
+          if (file.includes(`${path.sep}sources${path.sep}`)) continue; // the page source echoes what the page received
+          for (const secret of SECRETS) expect(text.includes(secret), `${secret} in clear in ${file}`).toBe(false);
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a job waiting with secrets keeps them over a restart; one restored from a backup fails saying they are not kept', async () => {
+    // A test server's close() removes its directory: srv.close() stops it and keeps the directory.
+    const dataDir = path.join(await tempDir(), 'data');
+    const server = await startTestServer({ browsers: 1, dataDir });
+    let key: string;
+    let waiting: string;
+    const archive = path.join(await tempDir(), 'data.tar.gz');
+    try {
+      ({ key } = await server.account());
+      expect((await server.admin('POST', '/queue/pause')).status).toBeLessThan(300);
+      waiting = (await (await server.v1('POST', '/screenshot', key, withSecrets())).json()).job_id;
+      const backup = await runCli(['backup', '--out', archive, '--data', dataDir]);
+      expect(backup.code, backup.stderr).toBe(0);
+    } finally {
+      await server.srv.close();
+    }
+    // The archive of a server with a job waiting holds neither the secrets nor anything sealed that opens to them.
+    const unpacked = await tempDir();
+    execFileSync('tar', ['xzf', archive, '-C', unpacked]);
+    for (const { value } of await openedValues(unpacked, SecretBox.forDataDir(unpacked))) {
+      for (const secret of SECRETS) expect(value).not.toContain(secret);
+    }
+
+    const again = await startTestServer({ browsers: 1, dataDir });
+    try {
+      const job = await waitForJob(again, key, waiting);
+      expect(job.status).toBe('completed');
+      const page = await (await again.v1('GET', `/screenshot/${waiting}?include_source=1`, key)).json();
+      expect(page.page_source).toContain(SECRETS[0]);
+      expect(page.page_source).toContain(SECRETS[1]);
+    } finally {
+      await again.close();
+    }
+
+    const target = path.join(await tempDir(), 'restored');
+    expect((await runCli(['restore', '--from', archive, '--data', target])).code).toBe(0);
+    const restored = await startTestServer({ browsers: 1, dataDir: target });
+    try {
+      const job = await waitForJob(restored, key, waiting);
+      expect(job).toMatchObject({ status: 'failed' });
+      expect(job.error).toMatch(/headers, cookies or credentials are no longer kept/);
+    } finally {
+      await restored.close();
+    }
+  }, 180_000);
+});
+
+describe('restore of crafted sizes', () => {
+  /** A ustar header for a regular file `name` declaring `size` bytes (octal, as tar writes it). */
+  function header(name: string, size: number): Buffer {
+    const block = Buffer.alloc(512);
+    block.write(name, 0, 'utf8');
+    block.write('0000600\0', 100, 'ascii');
+    block.write('0000000\0', 108, 'ascii');
+    block.write('0000000\0', 116, 'ascii');
+    block.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii');
+    block.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136, 'ascii');
+    block.write('        ', 148, 'ascii');
+    block.write('0', 156, 'ascii');
+    block.write('ustar\0', 257, 'ascii');
+    block.write('00', 263, 'ascii');
+    let sum = 0;
+    for (const byte of block) sum += byte;
+    block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+    return block;
+  }
+
+  async function archiveOf(...parts: Buffer[]): Promise<string> {
+    const file = path.join(await tempDir(), 'crafted.tar.gz');
+    await fs.writeFile(file, zlib.gzipSync(Buffer.concat(parts), { level: 1 }));
+    return file;
+  }
+
+  it('refuses a manifest declaring more than a manifest may hold, before reading (or allocating) its bytes', async () => {
+    // 80 MB of zeros: a small archive whose manifest would have to be held whole.
+    const declared = 80 * 1024 * 1024;
+    const archive = await archiveOf(header('jobs.db', 0), header('backup.json', declared), Buffer.alloc(declared), Buffer.alloc(1024));
+    const target = path.join(await tempDir(), 'restored');
+    await expect(restoreDataDir(archive, target)).rejects.toThrow(new RegExp(`backup\\.json declares ${declared} bytes, more than the \\d+ it may hold`));
+    expect(await fs.readdir(target)).toEqual([]);
+  });
+
+  it('refuses a file declaring the largest size a header can hold with a few bytes behind it, and leaves nothing behind', async () => {
+    const archive = await archiveOf(header('files/big.png', 8 * 1024 ** 3 - 1), Buffer.alloc(4096, 1));
+    const target = path.join(await tempDir(), 'restored');
+    await expect(restoreDataDir(archive, target)).rejects.toThrow(/files\/big\.png: the archive is cut short/);
+    expect(await fs.readdir(target)).toEqual([]);
+  });
+
+  it('refuses a size written in base-256 (the high bit set) as a damaged header', async () => {
+    const block = header('files/x.png', 0);
+    block[124] = 0x80;
+    let sum = 0;
+    block.write('        ', 148, 'ascii');
+    for (const byte of block) sum += byte;
+    block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+    const target = path.join(await tempDir(), 'restored');
+    await expect(restoreDataDir(await archiveOf(block, Buffer.alloc(1024)), target)).rejects.toThrow(/damaged header/);
   });
 });

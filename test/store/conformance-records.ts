@@ -42,7 +42,7 @@ export function jobRecord(fields: Partial<JobRecord> = {}): JobRecord {
     duration_ms: 990,
     expired: false,
     options: { waitUntil: 'networkidle', hideSelectors: ['.banner'], clip: { x: 0, y: 0, width: 640, height: 480 } },
-    sealed_secrets: null,
+    has_secrets: false,
     secret_names: null,
     http_status: 200,
     final_url: 'https://example.com/',

@@ -1,5 +1,7 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { JobRecord } from '../../server/jobs/job-record.js';
@@ -14,6 +16,8 @@ import { deliveryDoc, jobRecord, newAccount, newKey, waitingJob } from './confor
 /** Where a backend keeps one case's data: opened empty, and opened again on the same data. */
 interface Place {
   open(): Promise<Stores>;
+  /** PostgreSQL: the database's URL (as the superuser). */
+  url?: string;
 }
 
 interface Backend {
@@ -43,7 +47,7 @@ async function postgres(): Promise<Backend> {
   return {
     async place() {
       const url = await server.createDatabase();
-      return { open: () => openPgStores(url, silentLogger) };
+      return { url, open: () => openPgStores(url, silentLogger) };
     },
     stop: () => server.stop(),
   };
@@ -93,7 +97,7 @@ describe.each([
 
   describe('jobs', () => {
     it('stores jobs and reads each back whole by id', async () => {
-      const [a, b] = [jobRecord(), waitingJob({ cache_key: 'ck', sealed_secrets: 'sealed', secret_names: { headers: ['X-A'], cookies: [], http_auth: true } })];
+      const [a, b] = [jobRecord(), waitingJob({ cache_key: 'ck', has_secrets: true, secret_names: { headers: ['X-A'], cookies: [], http_auth: true } })];
       await stores.jobs.insert([a, b]);
       expect(await stores.jobs.get(a._id)).toEqual(a);
       expect(await stores.jobs.get(b._id)).toEqual(b);
@@ -361,6 +365,77 @@ describe.each([
       });
     }
   });
+
+  describe('job secrets', () => {
+    it('keeps the sealed secrets of jobs apart from their records, erases them by id, and keeps them over a reopening', async () => {
+      const [a, b] = [waitingJob({ has_secrets: true }), waitingJob({ has_secrets: true })];
+      await stores.jobSecrets.put([
+        { id: a._id, sealed: 'v1.sealed-a' },
+        { id: b._id, sealed: 'v1.sealed-b' },
+      ]);
+      await stores.jobs.insert([a, b]);
+      expect(await stores.jobSecrets.get(a._id)).toBe('v1.sealed-a');
+      expect(await stores.jobSecrets.get('no-such-job')).toBeNull();
+      expect(JSON.stringify(await stores.jobs.get(a._id))).not.toContain('v1.sealed');
+      await stores.jobSecrets.remove([a._id]);
+      expect(await stores.jobSecrets.get(a._id)).toBeNull();
+      const reopened = await open();
+      expect(await reopened.jobSecrets.get(b._id)).toBe('v1.sealed-b');
+    });
+
+    it('sweeps the secrets of jobs that have ended or are gone, and keeps those of jobs waiting or running', async () => {
+      const [waiting, running, ended] = [waitingJob({ has_secrets: true }), waitingJob({ has_secrets: true, status: 'processing' }), jobRecord({ has_secrets: true })];
+      await stores.jobSecrets.put([waiting, running, ended].map((job) => ({ id: job._id, sealed: `v1.${job._id}` })));
+      await stores.jobs.insert([waiting, running, ended]);
+      expect(await stores.jobSecrets.sweep()).toBe(1);
+      expect(await stores.jobSecrets.get(ended._id)).toBeNull();
+      expect(await stores.jobSecrets.get(waiting._id)).toBe(`v1.${waiting._id}`);
+      expect(await stores.jobSecrets.get(running._id)).toBe(`v1.${running._id}`);
+      await stores.jobs.remove([waiting._id]);
+      if (name === 'nedb') {
+        // One process per directory: at start a secret without its job is left over.
+        expect(await stores.jobSecrets.sweep()).toBe(1);
+        expect(await stores.jobSecrets.get(waiting._id)).toBeNull();
+      }
+    });
+  });
+
+  if (name === 'postgres') {
+    it("leaves no copy of an erased secret in the database's files, in no table", async () => {
+      // Other jobs wait with their secrets before and after it, in the same page of the table.
+      const [before, job, after] = [waitingJob({ has_secrets: true }), waitingJob({ has_secrets: true }), waitingJob({ has_secrets: true })];
+      const sealed = `v1.${crypto.randomBytes(48).toString('base64url')}`;
+      await stores.jobSecrets.put([{ id: before._id, sealed: `v1.${crypto.randomBytes(48).toString('base64url')}` }]);
+      await stores.jobSecrets.put([{ id: job._id, sealed }]);
+      await stores.jobSecrets.put([{ id: after._id, sealed: `v1.${crypto.randomBytes(48).toString('base64url')}` }]);
+      await stores.jobs.insert([before, job, after]);
+      const client = new pg.Client({ connectionString: place.url });
+      await client.connect();
+      try {
+        /** The files of every relation of this database (tables, indexes, TOAST), as they are on disk. */
+        const onDisk = async () => {
+          await client.query('CHECKPOINT');
+          const { rows } = await client.query<{ file: string }>(
+            `SELECT current_setting('data_directory') || '/' || pg_relation_filepath(c.oid) AS file FROM pg_class c WHERE pg_relation_filepath(c.oid) IS NOT NULL`,
+          );
+          const found: string[] = [];
+          for (const { file } of rows) {
+            const data = await fs.readFile(file).catch(() => Buffer.alloc(0));
+            if (data.includes(sealed)) found.push(file);
+          }
+          return found;
+        };
+        expect((await onDisk()).length, 'the secret is on disk while the job waits').toBeGreaterThan(0);
+        await stores.jobs.update(job._id, { status: 'completed', completed_at: T0 });
+        await stores.jobSecrets.remove([job._id]);
+        expect(await onDisk()).toEqual([]);
+        expect(await stores.jobSecrets.get(before._id)).not.toBeNull();
+        expect(await stores.jobSecrets.get(after._id)).not.toBeNull();
+      } finally {
+        await client.end();
+      }
+    });
+  }
 
   describe('accounts', () => {
     it('stores an account under a new 16-character id and reads it back', async () => {

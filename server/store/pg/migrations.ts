@@ -123,6 +123,24 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX accounts_by_email;
     `,
   },
+  {
+    version: 4,
+    name: 'job secrets apart',
+    sql: `
+      -- The sealed secrets of jobs that have not ended, deleted when they end: never in jobs,
+      -- whose rows keep their earlier versions until vacuumed.
+      CREATE TABLE job_secrets (
+        id text COLLATE "C" PRIMARY KEY,
+        sealed text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      INSERT INTO job_secrets (id, sealed, created_at)
+        SELECT id, doc->>'sealed_secrets', (extract(epoch FROM now()) * 1000)::bigint FROM jobs
+         WHERE status IN ('pending', 'processing') AND jsonb_typeof(doc->'sealed_secrets') = 'string';
+      UPDATE jobs SET doc = (doc - 'sealed_secrets') || jsonb_build_object('has_secrets', jsonb_typeof(doc->'sealed_secrets') = 'string')
+       WHERE doc ? 'sealed_secrets';
+    `,
+  },
 ];
 
 /**

@@ -3,11 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { ADMIN_TOKEN_FILE, SHARED_ADMIN_TOKEN } from '../../auth/admin-token.js';
+import { hasEnded } from '../../jobs/job-record.js';
 import { SECRET_KEY_FILE, SHARED_SECRET_KEY } from '../../jobs/secret-box.js';
 import type { Logger } from '../../logger.js';
 import { acquireDataLock } from '../data-lock.js';
+import { JOB_SECRETS_DIR } from '../job-secret-files.js';
 import { openNedbStores } from '../nedb-stores.js';
 import { migrate } from './migrations.js';
+import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { createPool, inTransaction, toJsonb } from './pg-pool.js';
 
 /** Records copied per statement. */
@@ -41,6 +44,7 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     for (const name of await fs.readdir(from)) {
       if (name.endsWith('.db')) await fs.copyFile(path.join(from, name), path.join(copy, name));
     }
+    await fs.cp(path.join(from, JOB_SECRETS_DIR), path.join(copy, JOB_SECRETS_DIR), { recursive: true }).catch(() => undefined);
     const stores = await openNedbStores(copy, logger);
     await migrate(pool, logger);
     const accounts = await stores.accounts.list();
@@ -63,6 +67,13 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     await copyDocs('accounts', accounts, 'accounts');
     await copyDocs('api_keys', keys, 'keys');
     await copyDocs('jobs', jobs, 'jobs');
+    // The sealed secrets of the jobs still waiting, which run in the cluster.
+    const secrets: Array<{ id: string; sealed: string }> = [];
+    for (const job of jobs) {
+      const sealed = job.has_secrets && !hasEnded(job.status) ? await stores.jobSecrets.get(job._id) : null;
+      if (sealed !== null) secrets.push({ id: job._id, sealed });
+    }
+    await new PgJobSecretStore(pool).put(secrets);
     await copyDocs('webhook_deliveries', deliveries, 'webhook deliveries');
     await inTransaction(pool, async (client) => {
       for (const day of usage) {

@@ -5,6 +5,7 @@ import type { Stores } from '../stores.js';
 import { migrate } from './migrations.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgDeliveryStore } from './pg-delivery-store.js';
+import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { createPool, failureText, type PgPoolOptions } from './pg-pool.js';
@@ -48,6 +49,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     accounts: new PgAccountStore(pool),
     keys: new PgKeyStore(pool),
     jobs: new PgJobStore(pool),
+    jobSecrets: new PgJobSecretStore(pool),
     usage: new PgUsageStore(pool),
     stats: new PgStatsStore(pool),
     settings: new PgSettingsStore(pool),
