@@ -23,15 +23,18 @@ export function mcpRoutes(deps: V1Deps): Router {
   const auth = v1Auth(deps);
 
   router.post('/mcp', auth, async (ctx) => {
+    const state = ctx.state.v1 as V1State;
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-    registerMcpTools(server, deps, { state: ctx.state.v1 as V1State, base: baseUrlOf(ctx, deps.settings) });
+    registerMcpTools(server, deps, { state, base: baseUrlOf(ctx, deps.settings) });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     ctx.res.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    // The transport writes the answer (JSON, or an event stream while a tool runs) itself.
+    // The transport writes the answer (JSON, or an event stream while a tool runs) itself, so
+    // the X-RateLimit-* headers go out now, as they stand before the call (v1Auth's come too late).
+    ctx.set(await deps.quota.headers(state.account));
     ctx.respond = false;
     await transport.handleRequest(ctx.req, ctx.res);
   });

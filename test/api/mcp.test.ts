@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { htmlToText } from '../../server/api/mcp-tools.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -120,6 +121,22 @@ describe('the MCP endpoint', () => {
     expect(text).toContain('A small page.');
     expect(text).not.toMatch(/<h1|<p>/);
   }, 180_000);
+
+  it('answers with the X-RateLimit-* headers of the key, as every v1 route does', async () => {
+    const { key } = await server.account({ daily_limit: 7 });
+    const res = await rawInitialize({ 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect([res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining')]).toEqual(['7', '7']);
+    expect(res.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+    await res.body?.cancel();
+  });
+
+  it('htmlToText keeps the text of a document and drops its scripts, styles and tags', () => {
+    const html =
+      '<html><head><title>T</title><style>p{}</style></head><body><script>var x = "<p>no</p>";</script>' +
+      '<h1>Fish &amp; chips</h1><p>caf&eacute; &#233; &#x2014; <b>bold</b></p><!-- hidden --><ul><li>one</li><li>two</li></ul></body></html>';
+    expect(htmlToText(html)).toBe('Fish & chips\ncaf&eacute; é — bold\none\ntwo');
+  });
 
   it('a request without a key is 401 Unauthorized, as on every v1 route', async () => {
     const res = await rawInitialize({});
