@@ -6,6 +6,7 @@ import { adminNetworkGuard } from './api/admin-auth.js';
 import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
 import { fileRoutes } from './api/file-routes.js';
+import { mcpRoutes } from './api/mcp-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
 import { renderRoutes } from './api/render-routes.js';
 import { v1Routes } from './api/v1-routes.js';
@@ -64,7 +65,7 @@ const adminDeps = (services: Services) => ({
 export function appRouters(services: Services): { v1: Router[]; admin: Router[] } {
   const deps = { ...services, trustProxy: services.config.trustProxy };
   return {
-    v1: [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps)],
+    v1: [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: adminRoutes({ ...deps, ...adminDeps(services) }),
   };
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { fileRoutes } from '../../server/api/file-routes.js';
+import { mcpRoutes } from '../../server/api/mcp-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
 import { renderRoutes } from '../../server/api/render-routes.js';
 import { v1Routes } from '../../server/api/v1-routes.js';
@@ -79,7 +80,7 @@ describe('the served v1 document', () => {
 
   it('describes every route the v1 routers register, and nothing they do not', () => {
     const deps = { ...server.srv.services, trustProxy: [] };
-    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps)]
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
@@ -229,6 +230,19 @@ describe('v1 answers match the OpenAPI document', () => {
       await server.admin('PUT', '/settings', { queue_limit: before.queue_limit });
       await server.admin('POST', '/queue/resume');
     }
+  });
+
+  it('for the MCP endpoint: initialize, without a key, and without the event-stream Accept', async () => {
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1' } },
+    });
+    const accept = 'application/json, text/event-stream';
+    expect((await call('POST', '/mcp', { key, body: initialize, headers: { accept } })).status).toBe(200);
+    expect((await call('POST', '/mcp', { body: initialize, headers: { accept } })).status).toBe(401);
+    expect((await call('POST', '/mcp', { key, body: initialize, headers: { accept: 'application/json' } })).status).toBe(406);
   });
 
   it('renders 405 and unknown routes in the documented error shape', async () => {

@@ -99,6 +99,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
     tags: [
       { name: 'screenshots', description: 'Screenshot jobs and their images' },
       { name: 'usage', description: 'Calls counted against the limits' },
+      { name: 'mcp', description: 'The Model Context Protocol endpoint for AI agents' },
       { name: 'meta', description: 'This document' },
     ],
     paths: {
@@ -127,6 +128,31 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
               content: json(ref('schemas', 'Error')),
             },
             '507': keyedError('The disk of the service is full; nothing was stored and the call was not counted'),
+          },
+        },
+      },
+      '/mcp': {
+        post: {
+          operationId: 'mcp',
+          tags: ['mcp'],
+          summary: 'Model Context Protocol (Streamable HTTP, stateless): tools take_screenshot and read_page',
+          description:
+            'JSON-RPC 2.0 messages of the Model Context Protocol, for an MCP client; no session id. Each tool call creates an ' +
+            'ordinary job, counted as one call against the daily and monthly limits. A failed job or a refused call (a limit, a ' +
+            'field) is a tool result with `isError: true`, not an HTTP error. GET and DELETE are 405.',
+          requestBody: { required: true, content: json({ type: 'object', description: 'A JSON-RPC 2.0 request, notification or response' }) },
+          responses: {
+            '200': {
+              description: 'The JSON-RPC response, as JSON or as an event stream (with progress notifications while a tool runs)',
+              content: {
+                'application/json': { schema: { type: 'object' } },
+                'text/event-stream': { schema: { type: 'string' } },
+              },
+            },
+            '202': { description: 'A notification or response was accepted' },
+            '400': { description: 'Not a JSON-RPC message', content: json({ type: 'object' }) },
+            ...AUTH_ERRORS,
+            '406': { description: 'The Accept header does not take both application/json and text/event-stream', content: json({ type: 'object' }) },
           },
         },
       },

@@ -1,0 +1,192 @@
+import fs from 'node:fs/promises';
+
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
+import { ApiError, ValidationError } from '../errors.js';
+import type { JobRecord } from '../jobs/job-record.js';
+import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
+import { parseScreenshotParams } from './screenshot-params.js';
+import type { V1State } from './v1-auth.js';
+import { requestJobs, type V1Deps } from './v1-routes.js';
+
+/** How long a tool call waits for its job to end before answering with the job still running. */
+export const MCP_WAIT_MS = 120_000;
+/** Images larger than this are not inlined; the answer gives their screenshot_url instead. */
+export const MCP_MAX_INLINE_IMAGE_BYTES = 8 * 1024 * 1024;
+/** Characters of page text read_page returns at most. */
+export const MCP_MAX_PAGE_TEXT = 100_000;
+
+/** Who is calling, as the v1 chain identified the request, and the origin its addresses use. */
+export interface McpCaller {
+  state: V1State;
+  base: string;
+}
+
+/** Reports a job's progress (0–100) to the client, when it asked for progress. */
+type Progress = (progress: number) => Promise<void>;
+
+const toolError = (message: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: message }] });
+
+/**
+ * A refusal of the v1 chain past authentication (the daily or monthly limit, a full queue, a
+ * field the job schema refuses) is the tool's answer, not a transport error: the agent reads it.
+ */
+function refusal(err: unknown): CallToolResult {
+  if (err instanceof ValidationError) return toolError(`Bad request: ${err.message}`);
+  if (err instanceof ApiError && err.status < 500) return toolError(`${err.title}: ${err.message}`);
+  if (err instanceof ApiError && (err.status === 503 || err.status === 507)) return toolError(`${err.title}: ${err.message}`);
+  throw err;
+}
+
+/**
+ * Creates one ordinary job (counted, in history, under the quota and the fair queue) and waits
+ * for its end, at most `MCP_WAIT_MS`, reporting its progress as it moves.
+ */
+async function runJob(deps: V1Deps, caller: McpCaller, body: Record<string, unknown>, progress: Progress): Promise<JobRecord> {
+  const params = parseScreenshotParams(body);
+  const [{ job }] = await requestJobs(deps, caller.state, params, caller.base);
+  const deadline = Date.now() + MCP_WAIT_MS;
+  let current = job;
+  let reported = -1;
+  while (current.status !== 'completed' && current.status !== 'failed' && Date.now() < deadline) {
+    if (current.progress !== reported) {
+      reported = current.progress;
+      await progress(current.progress);
+    }
+    // Woken at the job's end; otherwise once a second, to report progress.
+    current = (await deps.jobs.waitForEnd(job._id, Math.min(1000, Math.max(1, deadline - Date.now())))) ?? current;
+  }
+  if (current.status === 'completed') await progress(100);
+  return current;
+}
+
+/** The job as text: its id and addresses, so an agent can come back to it. */
+function jobText(job: JobRecord, base: string): string {
+  const lines = [`job_id: ${job._id}`, `status: ${job.status}`, `status_url: ${statusUrl(base, job._id)}`];
+  if (job.status === 'completed' && job.image_file) lines.push(`screenshot_url: ${screenshotUrl(base, job.image_file)}`);
+  if (job.page_title) lines.push(`page_title: ${job.page_title}`);
+  if (job.final_url) lines.push(`final_url: ${job.final_url}`);
+  for (const w of job.warnings ?? []) lines.push(`warning ${w.code}: ${w.message}`);
+  return lines.join('\n');
+}
+
+/** A job that did not complete, as the tool's answer: failed (an error) or still running. */
+function unfinished(job: JobRecord, base: string): CallToolResult {
+  if (job.status === 'failed') return toolError(`The capture failed: ${job.error ?? 'no reason given'}\n${jobText(job, base)}`);
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `The job did not end within ${MCP_WAIT_MS / 1000} s and is still ${job.status}; read it later at its status_url.\n${jobText(job, base)}`,
+      },
+    ],
+  };
+}
+
+/** The stored page source as plain text: scripts, styles and tags dropped, common entities decoded. */
+export function htmlToText(html: string): string {
+  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+  return html
+    .replace(/<(script|style|noscript|template|svg|head)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<(br|\/p|\/div|\/h[1-6]|\/li|\/tr|\/section|\/article|\/pre|\/blockquote)\b[^>]*>/gi, '\n')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+      if (name[0] === '#') {
+        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      }
+      return entities[name.toLowerCase()] ?? whole;
+    })
+    .replace(/[ \t\f\v\r]+/g, ' ')
+    .replace(/ *\n[ \n]*/g, '\n')
+    .trim();
+}
+
+/**
+ * The page's content for read_page. Today: the title and the text of the stored page source
+ * (the service has no Markdown extraction yet); once the job schema accepts `extract`, this is
+ * where the job's Markdown and metadata are read instead.
+ */
+async function pageContent(deps: V1Deps, job: JobRecord): Promise<string> {
+  const source = job.has_page_source ? await deps.files.readSource(job._id) : null;
+  const text = source ? htmlToText(source) : '';
+  const clipped = text.length > MCP_MAX_PAGE_TEXT ? `${text.slice(0, MCP_MAX_PAGE_TEXT)}\n[text truncated at ${MCP_MAX_PAGE_TEXT} characters]` : text;
+  const title = job.page_title ?? '';
+  return `${title ? `# ${title}\n\n` : ''}${clipped || '(the page has no text)'}`;
+}
+
+const Device = z.enum(['desktop', 'tablet', 'mobile']);
+const Format = z.enum(['png', 'jpeg', 'webp']);
+const Url = z.string().min(1).describe('http:// or https:// address of the page');
+
+/** Registers the appliance's tools on a server made for one request of `caller`. */
+export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCaller): void {
+  server.registerTool(
+    'take_screenshot',
+    {
+      title: 'Take a screenshot',
+      description:
+        'Captures a web page in a real Chromium and returns the picture, with the job that made it (job_id, status_url, screenshot_url). Each call counts as one screenshot call of the API key.',
+      inputSchema: {
+        url: Url,
+        device: Device.optional().describe('viewport preset: desktop 1920x1080, tablet 1024x768 @2, mobile 390x844 @3 (default desktop)'),
+        full_page: z.boolean().optional().describe('capture the whole page, not only the viewport (default false)'),
+        format: Format.optional().describe('image format (default png)'),
+      },
+    },
+    async ({ url, device, full_page, format }, extra) => {
+      let job: JobRecord;
+      try {
+        job = await runJob(deps, caller, { url, devices: [device ?? 'desktop'], full_page: full_page ?? false, format: format ?? 'png' }, progressOf(extra));
+      } catch (err) {
+        return refusal(err);
+      }
+      if (job.status !== 'completed' || !job.image_file) return unfinished(job, caller.base);
+      const text = { type: 'text' as const, text: jobText(job, caller.base) };
+      const path = deps.files.imagePath(job.image_file);
+      const size = (await fs.stat(path).catch(() => null))?.size;
+      if (size === undefined) return toolError(`The captured image is no longer stored\n${text.text}`);
+      if (size > MCP_MAX_INLINE_IMAGE_BYTES) {
+        return { content: [{ type: 'text', text: `The image is ${size} bytes, more than is sent inline; fetch it from screenshot_url.\n${text.text}` }] };
+      }
+      const data = (await fs.readFile(path)).toString('base64');
+      return { content: [{ type: 'image', data, mimeType: IMAGE_CONTENT_TYPES[job.format] }, text] };
+    },
+  );
+
+  server.registerTool(
+    'read_page',
+    {
+      title: 'Read a page',
+      description:
+        'Loads a web page in a real Chromium and returns its title and its text (from the rendered document), with the job that read it. Each call counts as one screenshot call of the API key.',
+      inputSchema: { url: Url },
+    },
+    async ({ url }, extra) => {
+      let job: JobRecord;
+      try {
+        job = await runJob(deps, caller, { url, devices: ['desktop'] }, progressOf(extra));
+      } catch (err) {
+        return refusal(err);
+      }
+      if (job.status !== 'completed') return unfinished(job, caller.base);
+      return { content: [{ type: 'text', text: await pageContent(deps, job) }, { type: 'text', text: jobText(job, caller.base) }] };
+    },
+  );
+}
+
+interface ToolExtra {
+  _meta?: { progressToken?: string | number };
+  sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total: number } }) => Promise<void>;
+}
+
+/** Progress notifications to the client, when its call carries a progress token. */
+function progressOf(extra: ToolExtra): Progress {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return async () => undefined;
+  return (progress) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: 100 } }).catch(() => undefined);
+}

@@ -1,0 +1,191 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { htmlToText } from '../../server/api/mcp-tools.js';
+import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+// The MCP endpoint through the SDK's own client, against a real server and real Chromium.
+
+let fixtures: FixtureServer;
+let server: TestServer;
+
+beforeAll(async () => {
+  fixtures = await startFixtureServer();
+  server = await startTestServer({ ratePerSecond: 100 });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await fixtures?.close();
+});
+
+/** A client connected to /v1/mcp with the key; closed by the caller. */
+async function connect(key: string): Promise<Client> {
+  const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/v1/mcp`), { requestInit: { headers: { 'X-API-Key': key } } }));
+  return client;
+}
+
+async function call(key: string, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  const client = await connect(key);
+  try {
+    return (await client.callTool({ name, arguments: args }, undefined, { timeout: 150_000 })) as CallToolResult;
+  } finally {
+    await client.close();
+  }
+}
+
+const textOf = (result: CallToolResult) =>
+  result.content
+    .filter((c) => c.type === 'text')
+    .map((c) => (c as { text: string }).text)
+    .join('\n');
+
+/** A bare JSON-RPC initialize, as a client that sends no key or comes from elsewhere would. */
+function rawInitialize(headers: Record<string, string>): Promise<Response> {
+  return fetch(`${server.url}/v1/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+}
+
+describe('the MCP endpoint', () => {
+  it('lists its tools to the SDK client', async () => {
+    const { key } = await server.account();
+    const client = await connect(key);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['read_page', 'take_screenshot']);
+      const shot = tools.find((t) => t.name === 'take_screenshot')!;
+      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['device', 'format', 'full_page', 'url']);
+      expect(shot.inputSchema.required).toEqual(['url']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('take_screenshot returns the picture at the preset size, and the job is an ordinary, counted one', async () => {
+    const { key } = await server.account();
+    const progress: number[] = [];
+    const client = await connect(key);
+    let result: CallToolResult;
+    try {
+      result = (await client.callTool({ name: 'take_screenshot', arguments: { url: `${fixtures.url}/small.html`, device: 'mobile' } }, undefined, {
+        timeout: 150_000,
+        onprogress: (p) => progress.push(p.progress),
+      })) as CallToolResult;
+    } finally {
+      await client.close();
+    }
+    expect(result.isError).toBeFalsy();
+    const image = result.content.find((c) => c.type === 'image') as { data: string; mimeType: string };
+    expect(image.mimeType).toBe('image/png');
+    const meta = await sharp(Buffer.from(image.data, 'base64')).metadata();
+    // The mobile preset: 390x844 CSS px at scale 3.
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 1170, 2532]);
+    expect(progress.at(-1)).toBe(100);
+
+    const text = textOf(result);
+    const jobId = /job_id: (\S+)/.exec(text)![1];
+    expect(text).toContain(`status_url: ${server.url}/v1/screenshot/${jobId}`);
+    const screenshotUrl = /screenshot_url: (\S+)/.exec(text)![1];
+    const file = await fetch(screenshotUrl);
+    expect(Buffer.from(await file.arrayBuffer()).toString('base64')).toBe(image.data);
+
+    const status = await (await server.v1('GET', `/screenshot/${jobId}`, key)).json();
+    expect([status.status, status.preset, status.url]).toEqual(['completed', 'mobile', `${fixtures.url}/small.html`]);
+    const history = await server.admin('GET', `/jobs?limit=200`);
+    const jobs = (history.body.jobs ?? history.body) as Array<{ id?: string; _id?: string; job_id?: string }>;
+    expect(jobs.some((j) => (j.job_id ?? j.id ?? j._id) === jobId)).toBe(true);
+    const usage = await (await server.v1('GET', '/usage', key)).json();
+    expect(usage.calls_today).toBe(1);
+  }, 180_000);
+
+  it('read_page returns the title and the text of the page', async () => {
+    const { key } = await server.account();
+    const result = await call(key, 'read_page', { url: `${fixtures.url}/small.html` });
+    expect(result.isError).toBeFalsy();
+    const text = textOf(result);
+    expect(text).toContain('# Small page');
+    expect(text).toContain('Hello from the fixture');
+    expect(text).toContain('A small page.');
+    expect(text).not.toMatch(/<h1|<p>/);
+  }, 180_000);
+
+  it('answers with the X-RateLimit-* headers of the key, as every v1 route does', async () => {
+    const { key } = await server.account({ daily_limit: 7 });
+    const res = await rawInitialize({ 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect([res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining')]).toEqual(['7', '7']);
+    expect(res.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+    await res.body?.cancel();
+  });
+
+  it('htmlToText keeps the text of a document and drops its scripts, styles and tags', () => {
+    const html =
+      '<html><head><title>T</title><style>p{}</style></head><body><script>var x = "<p>no</p>";</script>' +
+      '<h1>Fish &amp; chips</h1><p>caf&eacute; &#233; &#x2014; <b>bold</b></p><!-- hidden --><ul><li>one</li><li>two</li></ul></body></html>';
+    expect(htmlToText(html)).toBe('Fish & chips\ncaf&eacute; é — bold\none\ntwo');
+  });
+
+  it('a request without a key is 401 Unauthorized, as on every v1 route', async () => {
+    const res = await rawInitialize({});
+    expect(res.status).toBe(401);
+    expect((await res.json()).error).toBe('Unauthorized');
+    await expect(connect('')).rejects.toMatchObject({ code: 401, message: expect.stringContaining('Unauthorized') });
+  });
+
+  it('a key whose whitelist does not hold the client address is 403 IP not allowed', async () => {
+    const { key } = await server.account({}, { ip_whitelist: ['10.1.2.3'] });
+    const res = await rawInitialize({ 'x-api-key': key });
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toBe('IP not allowed');
+    await expect(connect(key)).rejects.toMatchObject({ code: 403, message: expect.stringContaining('IP not allowed') });
+  });
+
+  it('GET and DELETE are 405 with the allowed method named', async () => {
+    const { key } = await server.account();
+    for (const method of ['GET', 'DELETE']) {
+      const res = await server.v1(method, '/mcp', key);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+      expect(await res.json()).toEqual({ error: 'Method not allowed', message: 'This method is not allowed on this address; allowed: POST' });
+    }
+  });
+
+  it('a page the egress policy denies is a tool error naming the policy', async () => {
+    const { key } = await server.account();
+    // Only 127.0.0.1/32 is allowed to the test server; the rest of loopback is denied.
+    const result = await call(key, 'take_screenshot', { url: `http://127.0.0.2:${new URL(fixtures.url).port}/small.html` });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^The capture failed: .*blocked by egress policy: /);
+    expect(textOf(result)).toMatch(/job_id: /);
+  }, 180_000);
+
+  it('a call past the daily limit is a tool error saying so', async () => {
+    const { key } = await server.account({ daily_limit: 1 });
+    const first = await call(key, 'take_screenshot', { url: `${fixtures.url}/small.html` });
+    expect(first.isError).toBeFalsy();
+    const second = await call(key, 'take_screenshot', { url: `${fixtures.url}/small.html` });
+    expect(second.isError).toBe(true);
+    expect(textOf(second)).toMatch(/^Rate limit exceeded: .*daily limit/i);
+    expect((await (await server.v1('GET', '/usage', key)).json()).calls_today).toBe(1);
+  }, 180_000);
+
+  it('a field the job schema refuses is a tool error naming it', async () => {
+    const { key } = await server.account();
+    const result = await call(key, 'take_screenshot', { url: 'ftp://example.test/' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^Bad request: url /);
+  });
+});
