@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { type FixtureServer,pngSize, startFixtureServer } from '../fixtures/fixture-server.js';
+import { stillClock } from '../helpers/still-clock.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 
 let server: TestServer;
+const time = stillClock();
 let fixtures: FixtureServer;
 let key: string;
 let accountId: string;
 
 beforeAll(async () => {
   fixtures = await startFixtureServer();
-  server = await startTestServer();
+  server = await startTestServer({}, { clock: time.clock });
 });
 
 // A fresh account per test keeps the per-second windows of one test out of the next.
@@ -270,7 +272,7 @@ describe('limits', () => {
 
   it('answers 429 past 10 requests per second and admits exactly ten of a burst', async () => {
     const acc = await server.account();
-    const statuses = await Promise.all(Array.from({ length: 15 }, () => server.v1('GET', '/usage', acc.key).then((r) => r.status)));
+    const statuses = await time.still(() => Promise.all(Array.from({ length: 15 }, () => server.v1('GET', '/usage', acc.key).then((r) => r.status))));
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(5);
   });

@@ -8,16 +8,13 @@ import { mcpRoutes } from '../../server/api/mcp-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
 import { renderRoutes } from '../../server/api/render-routes.js';
 import { v1Routes } from '../../server/api/v1-routes.js';
-import type { Clock } from '../../server/time.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { stillClock } from '../helpers/still-clock.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 import { ContractChecker, observe, type Observed } from './openapi-checker.js';
 
 let server: TestServer;
-// Stands still while a burst is made, so "within one second" does not depend on how fast a loaded
-// machine answers.
-let frozenAt: number | undefined;
-const clock: Clock = { now: () => frozenAt ?? Date.now() };
+const time = stillClock();
 let fixtures: FixtureServer;
 let checker: ContractChecker;
 let key: string;
@@ -29,7 +26,7 @@ let hookUrl: string;
 beforeAll(async () => {
   fixtures = await startFixtureServer();
   // Polling several jobs at once passes 10 requests a second; the burst below still passes 40.
-  server = await startTestServer({ ratePerSecond: 40 }, { clock });
+  server = await startTestServer({ ratePerSecond: 40 }, { clock: time.clock });
   ({ key, keyId } = await server.account());
   hookServer = http.createServer((req, res) => {
     let body = '';
@@ -217,8 +214,7 @@ describe('v1 answers match the OpenAPI document', () => {
     expect(daily.headers.get('x-ratelimit-remaining')).toBe('0');
 
     const burst = await server.account();
-    frozenAt = Date.now();
-    const answers = await Promise.all(Array.from({ length: 60 }, () => call('GET', '/usage', { key: burst.key }))).finally(() => (frozenAt = undefined));
+    const answers = await time.still(() => Promise.all(Array.from({ length: 60 }, () => call('GET', '/usage', { key: burst.key }))));
     const refused = answers.filter((a) => a.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused[0].headers.get('retry-after')).toBe(String(refused[0].json.retry_after));

@@ -6,16 +6,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { stillClock } from '../helpers/still-clock.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type Family, parsePrometheusText, sumOf, valueOf } from './prom-text.js';
 
 let server: TestServer;
+const time = stillClock();
 let fixtures: FixtureServer;
 
 beforeAll(async () => {
   fixtures = await startFixtureServer();
   // One browser, recycled after every capture, so a restart is counted too.
-  server = await startTestServer({ browsers: 1, recycleAfter: 1 });
+  server = await startTestServer({ browsers: 1, recycleAfter: 1 }, { clock: time.clock });
 });
 
 afterAll(async () => {
@@ -119,7 +121,7 @@ describe('GET /metrics', () => {
   it('counts requests refused for the rate limit, by route', async () => {
     const before = await scrape();
     const { key } = await server.account();
-    const answers = await Promise.all(Array.from({ length: 25 }, () => server.v1('GET', '/usage', key)));
+    const answers = await time.still(() => Promise.all(Array.from({ length: 25 }, () => server.v1('GET', '/usage', key))));
     const refused = answers.filter((r) => r.status === 429).length;
     expect(refused).toBeGreaterThan(0);
     const after = await scrape();
