@@ -69,7 +69,10 @@ const HOSTILE_PAGE = `<!doctype html><html><head><title>Hostile</title></head><b
   Document.prototype.querySelectorAll = function () { throw new Error('no queries here'); };
 </script></body></html>`;
 
+const MANY_LINKS_PAGE = `<!doctype html><html><head><title>Many</title></head><body>${Array.from({ length: 5003 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join(' ')}</body></html>`;
+
 const PAGES: Record<string, string> = {
+  '/many.html': MANY_LINKS_PAGE,
   '/doc/resolver.html': DOC_PAGE,
   '/meta.html': META_PAGE,
   '/links/index.html': LINKS_PAGE,
@@ -198,6 +201,14 @@ describe('extract through the API', () => {
       { url: `${siteUrl}/labelled`, text: 'Labelled link' },
       { url: `${siteUrl}/links/index.html#top`, text: 'Top' },
     ]);
+  });
+
+  it('keeps at most 5000 links and says links_truncated', async () => {
+    const id = await captured({ url: `${siteUrl}/many.html`, extract: ['links'] });
+    const job = await getV1(`/screenshot/${id}?include_links=1`);
+    expect(job.links_truncated).toBe(true);
+    expect(job.links).toHaveLength(5000);
+    expect(job.links[4999]).toEqual({ url: `${siteUrl}/p/4999`, text: '4999' });
   });
 
   it('completes a job whose page breaks extraction, with an extract_failed warning naming each output', async () => {
