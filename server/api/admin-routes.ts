@@ -205,6 +205,17 @@ export function adminRoutes(deps: AdminDeps): Router[] {
     ctx.body = source;
   });
 
+  router.get('/jobs/:id/markdown', async (ctx) => {
+    const job = await deps.jobs.find(ctx.params.id);
+    const markdown = job?.has_markdown ? await deps.files.readOutput(job._id, 'markdown') : null;
+    if (markdown === null) throw new ApiError(404, `No Markdown stored for job ${ctx.params.id}`);
+    // Plain text, like the source: the panel renders it itself, escaped.
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+    ctx.body = markdown;
+  });
+
   router.get('/usage', async (ctx) => {
     const { days, account_id: accountId } = validateQuery(UsageQuery, ctx.query) as Filled<UsageQuery, 'days'>;
     if (accountId) await deps.accounts.get(accountId);

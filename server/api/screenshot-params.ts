@@ -1,4 +1,5 @@
 import type { CaptureCookie } from '../capture/capture-options.js';
+import { EXTRACT_KINDS } from '../capture/extract-bounds.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
 import { ValidationError } from '../errors.js';
 import type { JobOptions, JobSecrets } from '../jobs/job-options.js';
@@ -170,6 +171,8 @@ function jobOptions(input: ScreenshotRequest): JobOptions {
     timezone: input.timezone,
     locale: input.locale === undefined ? undefined : Intl.getCanonicalLocales(input.locale)[0],
     failOnHttpError: input.fail_on_http_error || undefined,
+    // In one order, so the same outputs asked in another order share a cached result.
+    extract: input.extract ? EXTRACT_KINDS.filter((kind) => input.extract?.includes(kind)) : undefined,
   };
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as JobOptions;
 }

@@ -92,11 +92,17 @@ export function v1Routes(deps: V1Deps): Router {
 
   router.get('/screenshot/:job_id', auth, async (ctx) => {
     const { account } = ctx.state.v1 as V1State;
-    const { include_source: include } = validateQuery(ScreenshotQuery, ctx.query);
-    const wantSource = include === '1' || include === 'true';
+    const query = validateQuery(ScreenshotQuery, ctx.query);
+    const asked = (value: string | undefined) => value === '1' || value === 'true';
     const job = await deps.jobs.getOwned(account._id, ctx.params.job_id);
-    const source = wantSource && job.status === 'completed' && job.has_page_source ? await deps.files.readSource(job._id) : undefined;
-    ctx.body = toStatusResource(job, baseUrlOf(ctx, deps.settings), source);
+    const completed = job.status === 'completed';
+    const source = asked(query.include_source) && completed && job.has_page_source ? await deps.files.readSource(job._id) : undefined;
+    const outputs = {
+      markdown: asked(query.include_markdown) && completed && job.has_markdown ? await deps.files.readOutput(job._id, 'markdown') : undefined,
+      text: asked(query.include_text) && completed && job.has_text ? await deps.files.readOutput(job._id, 'text') : undefined,
+      links: asked(query.include_links) && completed && job.has_links ? parseLinks(await deps.files.readOutput(job._id, 'links')) : undefined,
+    };
+    ctx.body = toStatusResource(job, baseUrlOf(ctx, deps.settings), source, outputs);
   });
 
   router.get('/usage', auth, async (ctx) => {
@@ -112,4 +118,15 @@ export function v1Routes(deps: V1Deps): Router {
   });
 
   return router;
+}
+
+/** A job's stored links (a JSON array of {url, text}), or null when the file is gone or unreadable. */
+function parseLinks(stored: string | null): Array<{ url: string; text: string }> | null {
+  if (stored === null) return null;
+  try {
+    const links: unknown = JSON.parse(stored);
+    return Array.isArray(links) ? (links as Array<{ url: string; text: string }>) : null;
+  } catch {
+    return null;
+  }
 }

@@ -70,4 +70,6 @@ export interface CaptureOptions {
   locale?: string;
   /** Fail with `The page answered <status>` when the main document answers 4xx or 5xx. */
   failOnHttpError?: boolean;
+  /** Outputs computed from the same render (extract.ts). @default none */
+  extract?: Array<'markdown' | 'text' | 'metadata' | 'links'>;
 }

@@ -6,6 +6,7 @@ import type { CaptureOptions } from './capture-options.js';
 import { type BlankCheck, captureWarnings, retakeIfBlank, type TakenPicture } from './capture-warnings.js';
 import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
+import { extractOutputs } from './extract.js';
 import { captureImage, type EncodedImage } from './image-encoder.js';
 import { MainFrame } from './main-frame.js';
 import { PageConsole } from './page-console.js';
@@ -83,6 +84,10 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
       captureTimedOut(url, captureTimeoutMs),
     );
     await throwIfNotThePage(traffic, url);
+    // From the same document, before the page is closed; what fails is a warning, never the job's failure.
+    const { warnings: extractWarnings, ...extracted } = capture.asked.extract?.length
+      ? await tripwire.race(extractOutputs(driver, capture.asked.extract))
+      : { warnings: [] };
     report(request, 70);
     return {
       image: image.data,
@@ -103,7 +108,8 @@ export async function capturePage(driver: PageDriver, request: CaptureRequest, o
         truncated: truncated ? taken.cut : null,
         httpStatus: traffic.mainDocumentStatus,
         console: pageConsole.errorsOfDocument(),
-      }),
+      }).concat(extractWarnings),
+      ...(capture.asked.extract?.length ? { extracted } : {}),
     };
   } catch (err) {
     // A step cut short by the page or the browser going away says so, not what it was doing.

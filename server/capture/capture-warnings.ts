@@ -12,6 +12,7 @@ export const WARNING_CODES = [
   'http_error',
   'console_errors',
   'network_busy',
+  'extract_failed',
 ] as const;
 export type WarningCode = (typeof WARNING_CODES)[number];
 

@@ -1,5 +1,6 @@
 import type { CaptureOptions } from './capture-options.js';
 import type { CaptureWarning } from './capture-warnings.js';
+import type { Extracted } from './extract.js';
 import type { Preset } from './presets.js';
 
 /** What a capture produces: an image, or a PDF of the page. */
@@ -65,6 +66,8 @@ export interface CaptureResult {
   pageTitle: string;
   /** What may be wrong with the picture (capture-warnings.ts); [] when all is well. */
   warnings: CaptureWarning[];
+  /** What `options.extract` asked for (extract.ts); absent when nothing was. */
+  extracted?: Omit<Extracted, 'warnings'>;
 }
 
 /**

@@ -53,6 +53,7 @@ export function optionsView(options: JobOptions | undefined, names: SecretNames 
     timezone: o.timezone,
     locale: o.locale,
     fail_on_http_error: o.failOnHttpError,
+    extract: o.extract,
     header_names: names?.headers.length ? names.headers : undefined,
     cookie_names: names?.cookies.length ? names.cookies : undefined,
     http_auth: names?.http_auth || undefined,

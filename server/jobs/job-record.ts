@@ -1,5 +1,6 @@
 import type { CaptureWarning } from '../capture/capture-warnings.js';
 import type { ImageFormat } from '../capture/engine.js';
+import type { PageMetadata } from '../capture/extract.js';
 import type { DeviceName, PresetName } from '../capture/presets.js';
 import type { JobOptions, JobSecrets, SecretNames } from './job-options.js';
 
@@ -65,6 +66,14 @@ export interface JobRecord {
   page_title?: string | null;
   /** What may be wrong with the picture (completed jobs); absent on jobs of earlier versions, which read as []. */
   warnings?: CaptureWarning[];
+  /** With `extract`: which outputs were extracted and stored as files (absent: none). */
+  has_markdown?: boolean;
+  has_text?: boolean;
+  has_links?: boolean;
+  /** With `extract: links`: the page had more links than were kept. */
+  links_truncated?: boolean;
+  /** With `extract: metadata`: what the page declares of itself (completed jobs). */
+  metadata?: PageMetadata | null;
   /** Set when the request asked for a cached result (cache_ttl > 0): see resultCacheKey. */
   cache_key?: string;
   /**

@@ -12,7 +12,7 @@ export const screenshotUrl = (baseUrl: string, imageFile: string) => `${baseUrl}
  * screenshot_url, completed_at, has_page_source and warnings only when completed, error only when
  * failed, page_source only when asked for (and stored).
  */
-export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: string | null): Record<string, unknown> {
+export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: string | null, outputs: ReadOutputs = {}): Record<string, unknown> {
   const resource: Record<string, unknown> = {
     job_id: job._id,
     status: job.status,
@@ -33,9 +33,24 @@ export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: s
     if (job.http_status !== undefined) resource.http_status = job.http_status;
     if (typeof job.final_url === 'string') resource.final_url = job.final_url;
     if (typeof job.page_title === 'string') resource.page_title = job.page_title;
+    if (job.has_markdown !== undefined) resource.has_markdown = job.has_markdown;
+    if (job.has_text !== undefined) resource.has_text = job.has_text;
+    if (job.has_links !== undefined) resource.has_links = job.has_links;
+    if (job.links_truncated) resource.links_truncated = true;
+    if (job.metadata) resource.metadata = job.metadata;
     resource.warnings = job.warnings ?? [];
   }
   if (job.status === 'failed') resource.error = job.error ?? 'The capture failed';
   if (typeof pageSource === 'string') resource.page_source = pageSource;
+  if (typeof outputs.markdown === 'string') resource.markdown = outputs.markdown;
+  if (typeof outputs.text === 'string') resource.text = outputs.text;
+  if (outputs.links) resource.links = outputs.links;
   return resource;
+}
+
+/** Extracted outputs read from their files, as asked for with include_markdown, include_text and include_links. */
+export interface ReadOutputs {
+  markdown?: string | null;
+  text?: string | null;
+  links?: Array<{ url: string; text: string }> | null;
 }

@@ -415,6 +415,7 @@ export class JobRunner {
     let attempts = job.attempts;
     let imageFile: string | undefined;
     let hasSource = false;
+    let wroteOutputs = false;
     /** Whether this run stored the job's end, so that it, and only it, announces the end. */
     let endStored = false;
     /** Whether the job ended here (its end stored, or kept for a full disk): its secrets go. */
@@ -457,6 +458,8 @@ export class JobRunner {
         hasSource = true;
         await this.deps.files.writeSource(jobId, result.html);
       }
+      const outputs = await storeOutputs(this.deps.files, jobId, result);
+      wroteOutputs = true;
       await this.update(jobId, { progress: 90 });
       const ended = this.deps.clock.now();
       const kind = job.full_page ? 'fullPage' : 'viewport';
@@ -475,13 +478,14 @@ export class JobRunner {
         final_url: result.finalUrl,
         page_title: result.pageTitle,
         warnings: result.warnings,
+        ...outputs,
       });
       held(endStored);
       over = true;
       log.debug({ duration_ms: ended - started }, 'completed');
     } catch (err) {
       // A job that did not complete keeps no files (the image may be whole while its job could not be stored).
-      if (imageFile || hasSource) {
+      if (imageFile || hasSource || wroteOutputs) {
         await this.deps.files.remove(imageFile, jobId).catch((e: unknown) => log.warn({ err: e }, 'could not remove its files'));
       }
       if (controller.signal.reason instanceof ShutdownAbort) {
@@ -560,4 +564,20 @@ export class JobRunner {
       },
     });
   }
+}
+
+/** The extracted outputs of a capture: Markdown, text and links stored as files, the rest for the job record. */
+async function storeOutputs(files: FileStore, jobId: string, result: CaptureResult): Promise<Partial<JobRecord>> {
+  const extracted = result.extracted;
+  if (!extracted) return {};
+  const fields: Partial<JobRecord> = {};
+  if (extracted.markdown !== undefined) await files.writeOutput(jobId, 'markdown', extracted.markdown);
+  if (extracted.text !== undefined) await files.writeOutput(jobId, 'text', extracted.text);
+  if (extracted.links !== undefined) await files.writeOutput(jobId, 'links', JSON.stringify(extracted.links));
+  fields.has_markdown = extracted.markdown !== undefined;
+  fields.has_text = extracted.text !== undefined;
+  fields.has_links = extracted.links !== undefined;
+  if (extracted.linksTruncated) fields.links_truncated = true;
+  if (extracted.metadata) fields.metadata = extracted.metadata;
+  return fields;
 }

@@ -75,7 +75,7 @@ export class Retention {
     const old = await this.deps.stores.jobs.toExpire(cutoff);
     for (const job of old) {
       await this.deps.files.remove(job.image_file ?? undefined, job._id);
-      await this.deps.stores.jobs.update(job._id, { expired: true, has_page_source: false });
+      await this.deps.stores.jobs.update(job._id, { expired: true, has_page_source: false, ...(job.options?.extract ? { has_markdown: false, has_text: false, has_links: false } : {}) });
     }
     if (old.length) this.deps.log.info(`removed the files of ${old.length} expired job(s)`);
     return old.length;

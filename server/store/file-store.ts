@@ -99,14 +99,37 @@ export class FileStore {
     }
   }
 
+  /** Where an extracted output of a job is kept, next to its page source. */
+  outputPath(jobId: string, output: StoredOutput): string {
+    return path.join(this.sourcesDir, `${path.basename(jobId)}.${OUTPUT_EXTENSIONS[output]}`);
+  }
+
+  writeOutput(jobId: string, output: StoredOutput, content: string): Promise<void> {
+    return writeAtomic(this.outputPath(jobId, output), content);
+  }
+
+  async readOutput(jobId: string, output: StoredOutput): Promise<string | null> {
+    try {
+      return await fs.readFile(this.outputPath(jobId, output), 'utf8');
+    } catch {
+      return null;
+    }
+  }
+
   async remove(fileName: string | undefined, jobId: string): Promise<void> {
     if (fileName) {
       await fs.rm(this.imagePath(fileName), { force: true });
       await fs.rm(this.thumbnailPath(fileName), { force: true });
     }
     await fs.rm(this.sourcePath(jobId), { force: true });
+    for (const output of STORED_OUTPUTS) await fs.rm(this.outputPath(jobId, output), { force: true });
   }
 }
+
+/** The extracted outputs kept as files (extract.ts); metadata is kept in the job. */
+export const STORED_OUTPUTS = ['markdown', 'text', 'links'] as const;
+export type StoredOutput = (typeof STORED_OUTPUTS)[number];
+const OUTPUT_EXTENSIONS: Record<StoredOutput, string> = { markdown: 'md', text: 'txt', links: 'links.json' };
 
 async function writeAtomic(file: string, data: Buffer | string): Promise<void> {
   const tmp = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`;

@@ -101,7 +101,7 @@ describe('admin answers match the OpenAPI document', () => {
 
   it('for jobs, a job, its source, usage, status and the queue', async () => {
     const { key, accountId } = await server.account();
-    const res = await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html` });
+    const res = await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, extract: ['markdown', 'metadata'] });
     const { job_id } = await res.json();
     await waitForJob(server, key, job_id);
     const failed = await (await server.v1('POST', '/screenshot', key, { url: 'http://127.0.0.1:1/' })).json();
@@ -115,6 +115,8 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('GET', '/jobs/job_000000000000000000000000')).status).toBe(404);
     expect((await call('GET', `/jobs/${job_id}/source`)).body.toString()).toContain('Hello from the fixture');
     expect((await call('GET', `/jobs/${failed.job_id}/source`)).status).toBe(404);
+    expect((await call('GET', `/jobs/${job_id}/markdown`)).body.toString()).toContain('Hello from the fixture');
+    expect((await call('GET', `/jobs/${failed.job_id}/markdown`)).status).toBe(404);
     expect((await call('GET', '/usage?days=7')).json.days).toHaveLength(7);
     expect((await call('GET', `/usage?account_id=${accountId}`)).json.accounts).toEqual([]);
     expect((await call('GET', '/usage?days=0')).status).toBe(400);

@@ -10,6 +10,7 @@ const TITLES: Record<CaptureWarning['code'], string> = {
   http_error: 'HTTP error',
   console_errors: 'Console errors',
   network_busy: 'Network busy',
+  extract_failed: 'Extraction failed',
 };
 
 const count = (n: number) => `${n} warning${n === 1 ? '' : 's'}`;

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { AdminJob, WebhookDelivery } from '../admin-types.js';
 import { api, apiText, query } from '../api-client.js';
 import { WarningList } from '../components/capture-warnings.js';
+import { ExtractedOutputs } from '../components/extracted-outputs.js';
 import { LoadError } from '../components/load-error.js';
 import { Modal } from '../components/modal.js';
 import { StatusBadge } from '../components/status-badge.js';
@@ -122,6 +123,7 @@ function JobDetails({ job }: { job: AdminJob }) {
         )}
       </div>
       {done && <WarningList warnings={done.warnings} />}
+      {done && <ExtractedOutputs job={done} />}
       <JobOptions options={job.options} />
       {done?.has_page_source && !job.expired && <PageSource jobId={job.job_id} />}
       {job.callback_url && <Webhooks job={job} />}

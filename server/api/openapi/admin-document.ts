@@ -198,6 +198,14 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           responses: { '200': { description: 'The HTML', content: { 'text/plain': { schema: { type: 'string' } } } }, ...ERRORS_404 },
         },
       },
+      '/jobs/{id}/markdown': {
+        parameters: [idParam('Job id')],
+        get: {
+          operationId: 'getJobMarkdown',
+          summary: "The page's main content as Markdown (extract: markdown), as plain text",
+          responses: { '200': { description: 'The Markdown', content: { 'text/plain': { schema: { type: 'string' } } } }, ...ERRORS_404 },
+        },
+      },
       '/usage': {
         get: {
           operationId: 'getUsageByDay',

@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 
 import { WARNING_CODES } from '../../capture/capture-warnings.js';
+import { MAX_EXTRACT_STRING, MAX_LINKS, MAX_METADATA_ITEMS } from '../../capture/extract-bounds.js';
 import { DEVICE_NAMES } from '../../capture/presets.js';
 
 // Shapes both APIs share. Every request and response shape of v1 and the admin API is
@@ -79,13 +80,37 @@ export const CaptureWarning = Type.Object(
         'fonts_not_loaded: web fonts failed or had not loaded (named); overlay: a fixed element (a dialog, a banner) covers more than a third of the viewport; ' +
         'truncated: the page was cut at the height a capture may have; http_error: the page answered 4xx or 5xx and was captured; ' +
         'console_errors: the page reported errors to its console (counted); network_busy: requests were still in flight at capture, ' +
-        'or a blank first picture was taken again once they ended',
+        'or a blank first picture was taken again once they ended; extract_failed: an output asked for with `extract` could not be made (named)',
     }),
     message: Type.String({ description: 'What was found, with counts, names or sizes' }),
   },
   { additionalProperties: false },
 );
 export type CaptureWarning = Static<typeof CaptureWarning>;
+
+const Str = (description?: string) => Type.String({ maxLength: MAX_EXTRACT_STRING, ...(description ? { description } : {}) });
+const StrMap = (description: string) => Type.Record(Type.String(), Str(), { maxProperties: MAX_METADATA_ITEMS, description });
+
+/** What `extract: ["metadata"]` finds in the page ('' where it declares nothing); strings at most 2048 characters, lists and maps at most 50 entries. */
+export const PageMetadata = Type.Object(
+  {
+    title: Str(),
+    description: Str('<meta name="description">'),
+    language: Str('<html lang>'),
+    canonical_url: Str('<link rel="canonical">, absolute'),
+    open_graph: StrMap('og:* properties without the prefix (image, url… absolute)'),
+    twitter: StrMap('twitter:* names without the prefix'),
+    favicon: Str('The first rel="icon", else /favicon.ico of the page, absolute'),
+    icons: Type.Array(Type.Object({ url: Str(), rel: Str(), sizes: Str(), type: Str() }, { additionalProperties: false }), { maxItems: MAX_METADATA_ITEMS }),
+    feeds: Type.Array(Type.Object({ url: Str(), title: Str(), type: Str() }, { additionalProperties: false }), {
+      maxItems: MAX_METADATA_ITEMS,
+      description: 'RSS, Atom and JSON feeds the page links to (rel="alternate")',
+    }),
+    published_time: Str('article:published_time, else JSON-LD datePublished'),
+    modified_time: Str('article:modified_time or og:updated_time, else JSON-LD dateModified'),
+  },
+  { additionalProperties: false, description: 'With extract: ["metadata"]: what the page declares of itself' },
+);
 
 const completedFields = {
   screenshot_url: Type.String({
@@ -106,6 +131,18 @@ const completedFields = {
   ),
   final_url: Type.Optional(Type.String({ description: 'The address of the page captured, after redirects' })),
   page_title: Type.Optional(Type.String({ description: "The page's title ('' when it has none)" })),
+  has_markdown: Type.Optional(Type.Boolean({ description: 'With extract: whether the Markdown was extracted and is stored (include_markdown=1)' })),
+  has_text: Type.Optional(Type.Boolean({ description: 'With extract: whether the plain text was extracted and is stored (include_text=1)' })),
+  has_links: Type.Optional(Type.Boolean({ description: 'With extract: whether the links were extracted and are stored (include_links=1)' })),
+  links_truncated: Type.Optional(Type.Literal(true, { description: `Present when the page had more links than the ${MAX_LINKS} kept` })),
+  metadata: Type.Optional(PageMetadata),
+  markdown: Type.Optional(Type.String({ description: 'The main content as GitHub-flavoured Markdown; only with include_markdown=1 and when stored' })),
+  text: Type.Optional(Type.String({ description: 'The main content as plain text; only with include_text=1 and when stored' })),
+  links: Type.Optional(
+    Type.Array(Type.Object({ url: Type.String(), text: Type.String() }, { additionalProperties: false }), {
+      description: 'Every http(s) link of the page, absolute, de-duplicated, in document order, with its text; only with include_links=1 and when stored',
+    }),
+  ),
   warnings: Type.Array(CaptureWarning, {
     description: 'What may be wrong with the picture, in a fixed order of codes; empty when all is well. A warning never fails the job',
   }),

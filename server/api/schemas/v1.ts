@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 
+import { EXTRACT_KINDS } from '../../capture/extract-bounds.js';
 import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
 
 // The v1 API's shapes (see common.ts for how they are used).
@@ -125,6 +126,16 @@ export const captureOptionFields = {
   timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' })),
   locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 tag, e.g. fr-FR: Accept-Language and navigator.language' })),
   fail_on_http_error: Flag('Fail the job with "The page answered <status>" when the main document answers 4xx or 5xx'),
+  extract: Type.Optional(
+    Type.Array(Type.Enum([...EXTRACT_KINDS]), {
+      minItems: 1,
+      maxItems: EXTRACT_KINDS.length,
+      uniqueItems: true,
+      description:
+        'Outputs computed from the same render: markdown and text (the main content, as a reader view sees it), metadata (inline in the completed job), ' +
+        'links (every link of the page); read with include_markdown, include_text and include_links. What cannot be extracted is an extract_failed warning, never a failed job',
+    }),
+  ),
 };
 
 export const ScreenshotRequest = Type.Object(
@@ -200,6 +211,9 @@ export const ScreenshotQuery = Type.Object(
         description: 'When 1 or true, a completed job includes `page_source` (can be large); any other value is a 400',
       }),
     ),
+    include_markdown: Type.Optional(Type.Enum(['1', 'true', '0', 'false'], { description: 'When 1 or true, a completed job includes `markdown` (when extracted)' })),
+    include_text: Type.Optional(Type.Enum(['1', 'true', '0', 'false'], { description: 'When 1 or true, a completed job includes `text` (when extracted)' })),
+    include_links: Type.Optional(Type.Enum(['1', 'true', '0', 'false'], { description: 'When 1 or true, a completed job includes `links` (when extracted)' })),
   },
   // Other parameters are ignored, as caches and tracing tools add their own.
   { additionalProperties: true },
