@@ -107,16 +107,21 @@ export function htmlToText(html: string): string {
 }
 
 /**
- * The page's content for read_page. Today: the title and the text of the stored page source
- * (the service has no Markdown extraction yet); once the job schema accepts `extract`, this is
- * where the job's Markdown and metadata are read instead.
+ * The page's content for read_page: the Markdown the capture extracted (a reader view of the main
+ * content), then the metadata the page declares as JSON. Where extraction failed (the job says so
+ * in its warnings), the text of the stored page source stands in for the Markdown.
  */
 async function pageContent(deps: V1Deps, job: JobRecord): Promise<string> {
-  const source = job.has_page_source ? await deps.files.readSource(job._id) : null;
-  const text = source ? htmlToText(source) : '';
-  const clipped = text.length > MCP_MAX_PAGE_TEXT ? `${text.slice(0, MCP_MAX_PAGE_TEXT)}\n[text truncated at ${MCP_MAX_PAGE_TEXT} characters]` : text;
-  const title = job.page_title ?? '';
-  return `${title ? `# ${title}\n\n` : ''}${clipped || '(the page has no text)'}`;
+  const markdown = job.has_markdown ? await deps.files.readOutput(job._id, 'markdown') : null;
+  let body = markdown;
+  if (body === null) {
+    const source = job.has_page_source ? await deps.files.readSource(job._id) : null;
+    const text = source ? htmlToText(source) : '';
+    const title = job.page_title ?? '';
+    body = `${title ? `# ${title}\n\n` : ''}${text || '(the page has no text)'}`;
+  }
+  const clipped = body.length > MCP_MAX_PAGE_TEXT ? `${body.slice(0, MCP_MAX_PAGE_TEXT)}\n[text truncated at ${MCP_MAX_PAGE_TEXT} characters]` : body;
+  return job.metadata ? `${clipped}\n\n---\nmetadata: ${JSON.stringify(job.metadata)}` : clipped;
 }
 
 const Device = z.enum(['desktop', 'tablet', 'mobile']);
@@ -163,13 +168,13 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
     {
       title: 'Read a page',
       description:
-        'Loads a web page in a real Chromium and returns its title and its text (from the rendered document), with the job that read it. Each call counts as one screenshot call of the API key.',
+        'Loads a web page in a real Chromium and returns its main content as Markdown (a reader view: headings, code blocks, tables, absolute links) and the metadata the page declares (title, description, language, canonical URL, Open Graph, icons, feeds, dates), with the job that read it. Each call counts as one screenshot call of the API key.',
       inputSchema: { url: Url },
     },
     async ({ url }, extra) => {
       let job: JobRecord;
       try {
-        job = await runJob(deps, caller, { url, devices: ['desktop'] }, progressOf(extra));
+        job = await runJob(deps, caller, { url, devices: ['desktop'], extract: ['markdown', 'metadata'] }, progressOf(extra));
       } catch (err) {
         return refusal(err);
       }

@@ -111,14 +111,20 @@ describe('the MCP endpoint', () => {
     expect(usage.calls_today).toBe(1);
   }, 180_000);
 
-  it('read_page returns the title and the text of the page', async () => {
+  it('read_page returns the Markdown of the main content and the metadata of a documentation page', async () => {
     const { key } = await server.account();
-    const result = await call(key, 'read_page', { url: `${fixtures.url}/small.html` });
+    const result = await call(key, 'read_page', { url: `${fixtures.url}/doc.html` });
     expect(result.isError).toBeFalsy();
     const text = textOf(result);
-    expect(text).toContain('# Small page');
-    expect(text).toContain('Hello from the fixture');
-    expect(text).toContain('A small page.');
+    // Title first (the page's declared title), then the article's own headings.
+    expect(text).toMatch(/^# Widget install guide\n/);
+    expect(text).toMatch(/^#+ Installing the widget$/m);
+    expect(text).toMatch(/^#+ Download$/m);
+    expect(text).toMatch(/```[a-z]*\ntar xzf widget\.tar\.gz\ncd widget && \.\/install\n```/);
+    expect(text).not.toContain('Menu item one');
+    const metadata = JSON.parse(/^metadata: (.*)$/m.exec(text)?.[1] ?? 'null');
+    expect(metadata).toMatchObject({ title: 'Installing the widget', description: 'How to install the widget.', language: 'en' });
+    expect(metadata.open_graph).toMatchObject({ title: 'Widget install guide' });
     expect(text).not.toMatch(/<h1|<p>/);
   }, 180_000);
 
