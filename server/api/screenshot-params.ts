@@ -92,6 +92,12 @@ function checkCombinations(input: ScreenshotRequest): void {
     if (input.full_page) refuse(`${field} cannot be combined with full_page: true`, field);
     if (input.format === 'pdf') refuse(`${field} does not apply to format pdf`, field);
   }
+  for (const field of ['image_width', 'image_height'] as const) {
+    if (input[field] !== undefined && input.format === 'pdf') refuse(`${field} does not apply to format pdf`, field);
+  }
+  if (input.omit_background && (input.format === 'jpeg' || input.format === 'pdf')) {
+    refuse(`omit_background applies only to format png or webp (${input.format} has no transparency)`, 'omit_background');
+  }
   for (const field of ['styles', 'scripts'] as const) {
     const text = input[field];
     if (text !== undefined && Buffer.byteLength(text, 'utf8') > MAX_INJECTED_BYTES) {
@@ -170,6 +176,9 @@ function jobOptions(input: ScreenshotRequest): JobOptions {
     timezone: input.timezone,
     locale: input.locale === undefined ? undefined : Intl.getCanonicalLocales(input.locale)[0],
     failOnHttpError: input.fail_on_http_error || undefined,
+    imageWidth: input.image_width,
+    imageHeight: input.image_height,
+    omitBackground: input.omit_background || undefined,
   };
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as JobOptions;
 }

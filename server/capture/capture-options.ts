@@ -70,4 +70,10 @@ export interface CaptureOptions {
   locale?: string;
   /** Fail with `The page answered <status>` when the main document answers 4xx or 5xx. */
   failOnHttpError?: boolean;
+  /** The picture resized to this width (image-size.ts); with `imageHeight`, fitted inside the box. */
+  imageWidth?: number;
+  /** The picture resized to this height (image-size.ts). */
+  imageHeight?: number;
+  /** A transparent background where the page paints none (png and webp). */
+  omitBackground?: boolean;
 }

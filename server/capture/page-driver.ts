@@ -78,6 +78,7 @@ export interface CdpCommands {
   'Emulation.setEmulatedMedia': { params: { media?: string; features?: Array<{ name: string; value: string }> }; result: object };
   'Emulation.setTimezoneOverride': { params: { timezoneId: string }; result: object };
   'Emulation.setLocaleOverride': { params: { locale?: string }; result: object };
+  'Emulation.setDefaultBackgroundColorOverride': { params: { color?: { r: number; g: number; b: number; a?: number } }; result: object };
   'Input.dispatchMouseEvent': {
     params: { type: 'mousePressed' | 'mouseReleased' | 'mouseMoved'; x: number; y: number; button?: 'left' | 'none'; clickCount?: number };
     result: object;

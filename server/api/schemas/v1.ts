@@ -18,6 +18,10 @@ export const MAX_CACHE_TTL_SECONDS = 30 * 86_400;
 /** `cache_ttl` of a render link that names none: an hour. */
 export const RENDER_CACHE_TTL_SECONDS = 3600;
 
+/** Smallest and largest `image_width` / `image_height`, pixels. */
+export const MIN_IMAGE_SIDE = 16;
+export const MAX_IMAGE_SIDE = 3840;
+
 /** Longest CSS selector accepted. */
 const MAX_SELECTOR_LENGTH = 1024;
 
@@ -125,6 +129,23 @@ export const captureOptionFields = {
   timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' })),
   locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 tag, e.g. fr-FR: Accept-Language and navigator.language' })),
   fail_on_http_error: Flag('Fail the job with "The page answered <status>" when the main document answers 4xx or 5xx'),
+  image_width: Type.Optional(
+    Type.Integer({
+      minimum: MIN_IMAGE_SIDE,
+      maximum: MAX_IMAGE_SIDE,
+      description:
+        'Resize the picture to this width in pixels, its height following the aspect ratio; with image_height, the picture is fitted inside that box, ' +
+        'centred, and the rest left transparent (png, webp) or white (jpeg). Not for pdf',
+    }),
+  ),
+  image_height: Type.Optional(
+    Type.Integer({
+      minimum: MIN_IMAGE_SIDE,
+      maximum: MAX_IMAGE_SIDE,
+      description: 'Resize the picture to this height in pixels, its width following the aspect ratio; see image_width for both. Not for pdf',
+    }),
+  ),
+  omit_background: Flag('A transparent background where the page paints none (png and webp only)'),
 };
 
 export const ScreenshotRequest = Type.Object(
