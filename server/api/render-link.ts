@@ -93,6 +93,9 @@ const FIELDS = (ScreenshotRequest as unknown as { properties: Record<string, Fie
  */
 export function renderRequestBody(pairs: ReadonlyArray<readonly [string, string]>): { body: Record<string, unknown>; timeoutMs: number } {
   refuseSecretOptions(pairs.map(([name]) => name));
+  if (pairs.some(([name]) => name === 'html')) {
+    throw new ValidationError('html cannot be given in a render link: a document does not fit in a link; send it with POST /v1/screenshot', 'html');
+  }
   const body: Record<string, unknown> = {};
   let timeoutSeconds = MAX_RENDER_TIMEOUT_SECONDS;
   for (const [name, value] of pairs) {

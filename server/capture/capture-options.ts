@@ -76,4 +76,13 @@ export interface CaptureOptions {
   imageHeight?: number;
   /** A transparent background where the page paints none (png and webp). */
   omitBackground?: boolean;
+  /** A document rendered as the page instead of loading the request's url (html-document.ts). */
+  html?: HtmlDocument;
+}
+
+/** The `html` of a request: the document, and the address it is rendered at. */
+export interface HtmlDocument {
+  document: string;
+  /** `base_url`; absent: an address of no host's (html-document.ts). */
+  baseUrl?: string;
 }

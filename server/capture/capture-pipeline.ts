@@ -6,6 +6,7 @@ import type { CaptureOptions } from './capture-options.js';
 import { type BlankCheck, captureWarnings, retakeIfBlank, type TakenPicture } from './capture-warnings.js';
 import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
+import { atDocumentAddress, serveDocument } from './html-document.js';
 import { captureImage, type EncodedImage } from './image-encoder.js';
 import { resizeAsked, resizeImage } from './image-size.js';
 import { MainFrame } from './main-frame.js';
@@ -70,7 +71,8 @@ interface Capture {
  * Progress is reported at 40 (loaded) and 70 (captured). The page is the engine's to dispose of
  * afterwards, whatever happened.
  */
-export async function capturePage(driver: PageDriver, request: CaptureRequest, options: PipelineOptions): Promise<CaptureResult> {
+export async function capturePage(driver: PageDriver, asked: CaptureRequest, options: PipelineOptions): Promise<CaptureResult> {
+  const request = atDocumentAddress(asked);
   const { tripwire } = options;
   const { url, captureTimeoutMs } = request;
   const frame = new MainFrame(driver);
@@ -130,6 +132,7 @@ async function load(capture: Capture): Promise<void> {
   await withDeadline(
     options.tripwire.race(
       (async () => {
+        await serveDocument(driver, url, asked);
         const [, , , stopHeaders] = await Promise.all([
           preparePage(driver, frame),
           blockRequests(driver, url, asked),

@@ -72,6 +72,10 @@ export interface CdpCommands {
     result: object;
   };
   'Fetch.disable': { params: Record<string, never>; result: object };
+  'Fetch.fulfillRequest': {
+    params: { requestId: string; responseCode: number; responseHeaders?: Array<{ name: string; value: string }>; body?: string };
+    result: object;
+  };
   'Fetch.continueRequest': { params: { requestId: string; headers?: Array<{ name: string; value: string }> }; result: object };
   /** Fails a paused request as Chromium's own blocking would (net::ERR_BLOCKED_BY_CLIENT for BlockedByClient). */
   'Fetch.failRequest': { params: { requestId: string; errorReason: 'BlockedByClient' | 'Aborted' }; result: object };

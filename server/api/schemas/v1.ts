@@ -9,8 +9,10 @@ export const MAX_URL_LENGTH = 4096;
 /** Longest `callback_url` accepted. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
-/** Largest POST /v1/screenshot body, KB: room for `styles` and `scripts` at their largest. */
-export const MAX_BODY_KB = 256;
+/** Longest `html`, in bytes of UTF-8. */
+export const MAX_HTML_BYTES = 5 * 1024 * 1024;
+/** Largest POST /v1/screenshot body, KB: room for `html` at its largest once escaped in JSON, with `styles` and `scripts`. */
+export const MAX_BODY_KB = 11 * 1024;
 /** Longest `styles` and `scripts`, in bytes of UTF-8. */
 export const MAX_INJECTED_BYTES = 65_536;
 /** Longest `cache_ttl`: 30 days, in seconds. */
@@ -150,7 +152,23 @@ export const captureOptionFields = {
 
 export const ScreenshotRequest = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http:// or https:// address to capture' }),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http:// or https:// address to capture; exactly one of url and html' })),
+    html: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_HTML_BYTES,
+        description:
+          "An HTML document to render instead of a url (at most 5 MB of UTF-8); exactly one of url and html. The job's url is about:html, " +
+          'its final_url the address it was rendered at. Everything it loads goes through the egress guard. Not in render links',
+      }),
+    ),
+    base_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_URL_LENGTH,
+        description: "With html only: the http:// or https:// address the document is rendered at, so its relative addresses resolve against it (it is not fetched). Default: an address of no host's, where relative addresses load nothing",
+      }),
+    ),
     devices: Type.Optional(
       Type.Array(Type.Enum([...Device.enum, 'all']), {
         minItems: 1,
