@@ -89,7 +89,7 @@ function pageToRender(input: ScreenshotRequest): { url: string; address: string;
   if (input.url !== undefined && input.html !== undefined) throw new ValidationError('give either url or html, not both', 'url');
   if (input.html === undefined) {
     if (input.base_url !== undefined) throw new ValidationError('base_url applies only with html', 'base_url');
-    if (input.url === undefined) throw new ValidationError('url or html is required: give exactly one of them', 'url');
+    if (input.url === undefined) throw new ValidationError('url is required, or html instead: give exactly one of them', 'url');
     if (input.url.trim() === '') throw new ValidationError('url must be a non-empty string', 'url');
     const url = httpUrl('url', input.url);
     refuseUserinfo('url', input.url, new URL(url));
