@@ -15,6 +15,7 @@ import { startTestServer, type TestServer, waitForJob } from '../helpers/test-se
 
 let server: TestServer;
 let key: string;
+let keyId: string;
 let assets: http.Server;
 let assetsOrigin: string;
 const assetPaths: string[] = [];
@@ -39,7 +40,7 @@ beforeAll(async () => {
   assetsOrigin = `http://127.0.0.1:${(assets.address() as AddressInfo).port}`;
   canary = await startCanary('127.0.0.2');
   server = await startTestServer();
-  ({ key } = await server.account());
+  ({ key, keyId } = await server.account());
 }, 60_000);
 
 afterAll(async () => {
@@ -174,5 +175,11 @@ describe('POST /v1/screenshot with html', () => {
 
   it('is refused in a render link, naming html (a document does not fit in a link)', () => {
     expect(() => renderRequestBody([['html', '<p>x</p>']])).toThrow(/html cannot be given in a render link/);
+  });
+
+  it('is refused when the control panel signs a render link, naming html', async () => {
+    const res = await server.admin('POST', `/keys/${keyId}/render-link`, { html: '<p>x</p>' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/^html cannot be given in a render link/);
   });
 });
