@@ -144,6 +144,17 @@ describe('POST /v1/screenshot with html', () => {
     expect((await server.admin('GET', `/jobs/${job.job_id}`)).body.blocked_requests).toBe(6);
   }, 60_000);
 
+  it('reads an address the guard allows, by the same probe (the refusals above are the guard\'s)', async () => {
+    const html = `<!doctype html><title>waiting</title><script>
+      fetch('${assetsOrigin}/site/img/green.png').then((r) => (r.ok ? 'read' : 'refused'), () => 'refused').then((r) => {
+        document.title = r;
+        document.body.insertAdjacentHTML('beforeend', '<p id="done">done</p>');
+      });
+    </script>`;
+    const { job } = await completed({ html, base_url: `${assetsOrigin}/site/`, wait_for_selector: '#done' });
+    expect(job.page_title).toBe('read');
+  }, 60_000);
+
   const refusals: Array<[string, Record<string, unknown>, string]> = [
     ['both url and html', { url: 'http://127.0.0.1/', html: '<p>x</p>' }, 'url'],
     ['neither url nor html', { devices: ['desktop'] }, 'url'],
