@@ -16,9 +16,12 @@ export const RENDER_LINK_PARAMS = ['key_id', 'signature', 'expires', 'render_tim
  */
 export const SECRET_OPTIONS = ['headers', 'cookies', 'http_auth'] as const;
 
-/** Throws a 400 naming the first secret option in a render link's parameters. */
+/** Throws a 400 naming the first secret option (or `html`, which no link can bound) in a render link's parameters. */
 export function refuseSecretOptions(names: Iterable<string>): void {
   for (const name of names) {
+    if (name === 'html') {
+      throw new ValidationError('html cannot be given in a render link: a document does not fit in a link; send it with POST /v1/screenshot', 'html');
+    }
     if ((SECRET_OPTIONS as readonly string[]).includes(name)) {
       throw new ValidationError(
         `${name} cannot be given in a render link: a link is public and its query readable by anyone who sees it; send ${name} with POST /v1/screenshot instead`,

@@ -1,10 +1,11 @@
-import type { CaptureCookie } from '../capture/capture-options.js';
+import type { CaptureCookie, HtmlDocument } from '../capture/capture-options.js';
 import { EXTRACT_KINDS } from '../capture/extract-bounds.js';
+import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/html-document.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
 import { ValidationError } from '../errors.js';
 import type { JobOptions, JobSecrets } from '../jobs/job-options.js';
 import type { CreateParams } from '../jobs/job-record.js';
-import { MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from './schemas/v1.js';
+import { MAX_HTML_BYTES, MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from './schemas/v1.js';
 import { validateBody } from './validate.js';
 
 export { MAX_URL_LENGTH };
@@ -56,14 +57,14 @@ function expandDevices(devices: readonly string[]): DeviceName[] {
  * A ValidationError names the offending field.
  */
 export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): CreateParams {
-  const input = validateBody(ScreenshotRequest, body) as Required<Omit<ScreenshotRequest, 'width' | 'height' | 'quality' | 'callback_url' | 'cache_ttl'>> &
+  const input = validateBody(ScreenshotRequest, body) as Required<
+    Omit<ScreenshotRequest, 'url' | 'html' | 'base_url' | 'width' | 'height' | 'quality' | 'callback_url' | 'cache_ttl'>
+  > &
     ScreenshotRequest;
-  if (input.url.trim() === '') throw new ValidationError('url must be a non-empty string', 'url');
   if (input.quality !== undefined && (input.format === 'png' || input.format === 'pdf')) {
     throw new ValidationError('quality applies only to format jpeg or webp', 'quality');
   }
-  const url = httpUrl('url', input.url);
-  refuseUserinfo('url', input.url, new URL(url));
+  const { url, address, html } = pageToRender(input);
   checkCombinations(input);
   return {
     url,
@@ -76,9 +77,34 @@ export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): Creat
     format: input.format,
     quality: input.quality ?? null,
     options: jobOptions(input),
-    secrets: jobSecrets(input, new URL(url).hostname),
+    secrets: jobSecrets(input, new URL(address).hostname, html),
     cache_ttl: input.cache_ttl ?? defaultCacheTtl,
   };
+}
+
+/**
+ * What the job renders: `url`, or the document of `html` (exactly one of them), rendered at
+ * `base_url` or at HTML_PLACEHOLDER_URL. `url` is the job's, `address` the one the page is at.
+ */
+function pageToRender(input: ScreenshotRequest): { url: string; address: string; html?: HtmlDocument } {
+  if (input.url !== undefined && input.html !== undefined) throw new ValidationError('give either url or html, not both', 'url');
+  if (input.html === undefined) {
+    if (input.base_url !== undefined) throw new ValidationError('base_url applies only with html', 'base_url');
+    if (input.url === undefined) throw new ValidationError('url is required, or html instead: give exactly one of them', 'url');
+    if (input.url.trim() === '') throw new ValidationError('url must be a non-empty string', 'url');
+    const url = httpUrl('url', input.url);
+    refuseUserinfo('url', input.url, new URL(url));
+    return { url, address: url };
+  }
+  if (Buffer.byteLength(input.html, 'utf8') > MAX_HTML_BYTES) {
+    throw new ValidationError(`html must be at most ${MAX_HTML_BYTES} bytes of UTF-8`, 'html');
+  }
+  if (input.base_url === undefined) return { url: HTML_JOB_URL, address: HTML_PLACEHOLDER_URL, html: { document: input.html } };
+  const base = new URL(httpUrl('base_url', input.base_url));
+  refuseUserinfo('base_url', input.base_url, base);
+  // The document's request never carries a fragment; the address is matched without one.
+  base.hash = '';
+  return { url: HTML_JOB_URL, address: base.href, html: { document: input.html, baseUrl: base.href } };
 }
 
 /** Options that exclude one another, or that a format does not take. */
@@ -92,6 +118,12 @@ function checkCombinations(input: ScreenshotRequest): void {
     if (input[field] === undefined) continue;
     if (input.full_page) refuse(`${field} cannot be combined with full_page: true`, field);
     if (input.format === 'pdf') refuse(`${field} does not apply to format pdf`, field);
+  }
+  for (const field of ['image_width', 'image_height'] as const) {
+    if (input[field] !== undefined && input.format === 'pdf') refuse(`${field} does not apply to format pdf`, field);
+  }
+  if (input.omit_background && (input.format === 'jpeg' || input.format === 'pdf')) {
+    refuse(`omit_background applies only to format png or webp (${input.format} has no transparency)`, 'omit_background');
   }
   for (const field of ['styles', 'scripts'] as const) {
     const text = input[field];
@@ -173,14 +205,17 @@ function jobOptions(input: ScreenshotRequest): JobOptions {
     failOnHttpError: input.fail_on_http_error || undefined,
     // In one order, so the same outputs asked in another order share a cached result.
     extract: input.extract ? EXTRACT_KINDS.filter((kind) => input.extract?.includes(kind)) : undefined,
+    imageWidth: input.image_width,
+    imageHeight: input.image_height,
+    omitBackground: input.omit_background || undefined,
   };
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as JobOptions;
 }
 
 /** The secrets of the request (sealed in the job until it ends), or null when it gave none. */
-function jobSecrets(input: ScreenshotRequest, host: string): JobSecrets | null {
-  if (!input.headers && !input.cookies && !input.http_auth) return null;
-  const secrets: JobSecrets = {};
+function jobSecrets(input: ScreenshotRequest, host: string, html: HtmlDocument | undefined): JobSecrets | null {
+  if (!input.headers && !input.cookies && !input.http_auth && !html) return null;
+  const secrets: JobSecrets = html ? { html } : {};
   if (input.headers && Object.keys(input.headers).length) secrets.headers = input.headers;
   if (input.cookies) {
     secrets.cookies = input.cookies.map(

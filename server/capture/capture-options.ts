@@ -72,4 +72,19 @@ export interface CaptureOptions {
   failOnHttpError?: boolean;
   /** Outputs computed from the same render (extract.ts). @default none */
   extract?: Array<'markdown' | 'text' | 'metadata' | 'links'>;
+  /** The picture resized to this width (image-size.ts); with `imageHeight`, fitted inside the box. */
+  imageWidth?: number;
+  /** The picture resized to this height (image-size.ts). */
+  imageHeight?: number;
+  /** A transparent background where the page paints none (png and webp). */
+  omitBackground?: boolean;
+  /** A document rendered as the page instead of loading the request's url (html-document.ts). */
+  html?: HtmlDocument;
+}
+
+/** The `html` of a request: the document, and the address it is rendered at. */
+export interface HtmlDocument {
+  document: string;
+  /** `base_url`; absent: an address of no host's (html-document.ts). */
+  baseUrl?: string;
 }

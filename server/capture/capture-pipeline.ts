@@ -7,8 +7,11 @@ import { type BlankCheck, captureWarnings, retakeIfBlank, type TakenPicture } fr
 import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
 import { extractOutputs } from './extract.js';
+import { atDocumentAddress, serveDocument } from './html-document.js';
 import { captureImage, type EncodedImage } from './image-encoder.js';
+import { resizeAsked, resizeImage } from './image-size.js';
 import { MainFrame } from './main-frame.js';
+import { omitBackground } from './page-background.js';
 import { PageConsole } from './page-console.js';
 import { evaluate, type PageDriver } from './page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
@@ -69,7 +72,8 @@ interface Capture {
  * Progress is reported at 40 (loaded) and 70 (captured). The page is the engine's to dispose of
  * afterwards, whatever happened.
  */
-export async function capturePage(driver: PageDriver, request: CaptureRequest, options: PipelineOptions): Promise<CaptureResult> {
+export async function capturePage(driver: PageDriver, asked: CaptureRequest, options: PipelineOptions): Promise<CaptureResult> {
+  const request = atDocumentAddress(asked);
   const { tripwire } = options;
   const { url, captureTimeoutMs } = request;
   const frame = new MainFrame(driver);
@@ -134,11 +138,13 @@ async function load(capture: Capture): Promise<void> {
   await withDeadline(
     options.tripwire.race(
       (async () => {
+        await serveDocument(driver, url, asked);
         const [, , , stopHeaders] = await Promise.all([
           preparePage(driver, frame),
           blockRequests(driver, url, asked),
           prepareConsentDialogs(driver, asked),
           beforeNavigation(driver, url, options.userAgent, asked),
+          omitBackground(driver, asked),
           capture.console.start(),
         ]);
         capture.stopHeaders = stopHeaders;
@@ -216,7 +222,7 @@ async function shoot(capture: Capture, deadline: number): Promise<Shot> {
   const first = await onFinalDocument(frame, () => takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)));
   const blank = await retakeIfBlank(first, traffic, () => onFinalDocument(frame, () => screenshotOnce(capture)), deadline);
   const { png, truncated, html, page } = blank.shot;
-  const image = await captureImage(png, request.format, request.quality);
+  const image = await resizeImage(await captureImage(png, request.format, request.quality), request.format, request.quality, asked);
   return { image, truncated, html, page, taken: blank.shot, blank };
 }
 
@@ -272,7 +278,7 @@ async function screenshotOnce({ driver, frame, traffic, request, options, asked 
   options.allowMemory?.(bitmapBytes);
   // Page.captureScreenshot issued as the page commits a new document never answers.
   const beyondViewport = request.fullPage || rect !== undefined;
-  const shot = screenshot(driver, clip, { beyondViewport, fast: request.format !== 'png', frameFallbackMs });
+  const shot = screenshot(driver, clip, { beyondViewport, fast: request.format !== 'png' || resizeAsked(asked), frameFallbackMs });
   shot.catch(() => undefined);
   const source = documentSource(driver);
   source.catch(() => undefined);

@@ -72,12 +72,17 @@ export interface CdpCommands {
     result: object;
   };
   'Fetch.disable': { params: Record<string, never>; result: object };
+  'Fetch.fulfillRequest': {
+    params: { requestId: string; responseCode: number; responseHeaders?: Array<{ name: string; value: string }>; body?: string };
+    result: object;
+  };
   'Fetch.continueRequest': { params: { requestId: string; headers?: Array<{ name: string; value: string }> }; result: object };
   /** Fails a paused request as Chromium's own blocking would (net::ERR_BLOCKED_BY_CLIENT for BlockedByClient). */
   'Fetch.failRequest': { params: { requestId: string; errorReason: 'BlockedByClient' | 'Aborted' }; result: object };
   'Emulation.setEmulatedMedia': { params: { media?: string; features?: Array<{ name: string; value: string }> }; result: object };
   'Emulation.setTimezoneOverride': { params: { timezoneId: string }; result: object };
   'Emulation.setLocaleOverride': { params: { locale?: string }; result: object };
+  'Emulation.setDefaultBackgroundColorOverride': { params: { color?: { r: number; g: number; b: number; a?: number } }; result: object };
   'Input.dispatchMouseEvent': {
     params: { type: 'mousePressed' | 'mouseReleased' | 'mouseMoved'; x: number; y: number; button?: 'left' | 'none'; clickCount?: number };
     result: object;

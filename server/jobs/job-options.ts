@@ -4,13 +4,16 @@ import type { CaptureOptions } from '../capture/capture-options.js';
 // and its views) apart from the secrets (JobSecrets, sealed by SecretBox until the job ends).
 
 /** The options that are no secret, and the device scale factor a job may override. */
-export type JobOptions = Omit<CaptureOptions, 'headers' | 'cookies' | 'httpAuth'> & {
+export type JobOptions = Omit<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'> & {
   /** Device scale factor overriding the preset's. */
   scale?: number;
 };
 
-/** The options whose values are never stored in clear, shown, or logged. */
-export type JobSecrets = Pick<CaptureOptions, 'headers' | 'cookies' | 'httpAuth'>;
+/**
+ * The options whose values are never stored in clear, shown, or logged; `html` (the document
+ * and its base_url) is kept with them, so its content is private to the job and gone once it ends.
+ */
+export type JobSecrets = Pick<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'>;
 
 /** What may be said of a job's secrets: the header and cookie names, and whether credentials were given. */
 export interface SecretNames {
@@ -54,6 +57,9 @@ export function optionsView(options: JobOptions | undefined, names: SecretNames 
     locale: o.locale,
     fail_on_http_error: o.failOnHttpError,
     extract: o.extract,
+    image_width: o.imageWidth,
+    image_height: o.imageHeight,
+    omit_background: o.omitBackground,
     header_names: names?.headers.length ? names.headers : undefined,
     cookie_names: names?.cookies.length ? names.cookies : undefined,
     http_auth: names?.http_auth || undefined,

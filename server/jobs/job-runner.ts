@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import PQueue from 'p-queue';
 
 import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult } from '../capture/engine.js';
+import { HTML_JOB_URL } from '../capture/html-document.js';
 import { PRESETS } from '../capture/presets.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
@@ -429,7 +430,8 @@ export class JobRunner {
       held(await this.update(jobId, { status: 'processing', progress: 10, started_at: started }));
       log.debug('started');
       this.emit();
-      if (this.deps.guard) await this.deps.guard.checkUrl(job.url);
+      // A document given as html is never fetched; everything it loads meets the egress proxy.
+      if (this.deps.guard && job.url !== HTML_JOB_URL) await this.deps.guard.checkUrl(job.url);
       const secrets = await this.secretsOf(job);
       let result: CaptureResult | undefined;
       for (;;) {

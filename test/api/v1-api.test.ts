@@ -83,8 +83,8 @@ describe('POST /v1/screenshot', () => {
     expect((await form.json()).message).toMatch(/Content-Type must be application\/json/);
   });
 
-  it('answers 413 for a body over 256 KB', async () => {
-    const res = await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, pad: 'x'.repeat(270_000) });
+  it('answers 413 for a body over 11 MB (room for a 5 MB html escaped in JSON)', async () => {
+    const res = await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, pad: 'x'.repeat(11 * 1024 * 1024 + 1) });
     expect(res.status).toBe(413);
     expect((await res.json()).error).toBe('Payload too large');
   });

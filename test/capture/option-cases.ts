@@ -345,5 +345,37 @@ export const optionCases: ConformanceCase[] = [
       assert.equal(result.pageTitle, 'Tall page');
     },
   },
+  {
+    name: 'omit_background leaves alpha 0 where the page paints nothing, 255 where it paints',
+    async run(engine, fixtureUrl) {
+      const result = await engine.capture(withOptions(fixtureUrl, '/opt/colors.html', { omitBackground: true }));
+      const { data, info } = await sharp(result.image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      const alpha = (x: number, y: number) => data[(y * info.width + x) * 4 + 3];
+      assert.equal(alpha(1000, 500), 0, 'no background');
+      assert.equal(alpha(50, 50), 255, 'the red block');
+      assertColour(await pixel(result, 50, 50), RED, 'the red block');
+    },
+  },
+  {
+    name: 'image_width resizes the picture, the height following the aspect ratio',
+    async run(engine, fixtureUrl) {
+      const result = await engine.capture(withOptions(fixtureUrl, '/opt/colors.html', { imageWidth: 480 }));
+      assert.deepEqual([result.width, result.height], [480, 270]);
+      const { width, height } = await sharp(result.image).metadata();
+      assert.deepEqual([width, height], [480, 270]);
+      assertColour(await pixel(result, 20, 10), RED, 'the red block, a quarter as large');
+    },
+  },
+  {
+    name: 'html renders the document at its base_url, relative addresses resolving there',
+    async run(engine, fixtureUrl) {
+      const base = `${fixtureUrl}/opt/`;
+      const document = '<!doctype html><title>Given</title><body style="margin:0;background:#00f"><iframe src="colors.html" style="border:0;width:400px;height:300px"></iframe>';
+      const result = await engine.capture(withOptions(fixtureUrl, '/never-fetched', { html: { document, baseUrl: base } }));
+      assert.equal(result.finalUrl, base);
+      assert.equal(result.pageTitle, 'Given');
+      assertColour(await pixel(result, 50, 50), RED, 'colors.html in the frame');
+      assertColour(await pixel(result, 1000, 500), BLUE, "the document's own background");
+    },
+  },
 ];
-

@@ -64,7 +64,7 @@ export const RateLimitErrorBody = Type.Object(
 /** Fields of a job every status carries, as the status endpoint returns them. */
 const jobBase = {
   job_id: JobId,
-  url: Type.String({ description: 'The URL being captured, normalised' }),
+  url: Type.String({ description: 'The URL being captured, normalised; about:html for a document given as html (final_url says where it was rendered)' }),
   preset: Preset,
   full_page: Type.Boolean(),
   googlebot: Type.Boolean(),

@@ -10,14 +10,20 @@ export const MAX_URL_LENGTH = 4096;
 /** Longest `callback_url` accepted. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
-/** Largest POST /v1/screenshot body, KB: room for `styles` and `scripts` at their largest. */
-export const MAX_BODY_KB = 256;
+/** Longest `html`, in bytes of UTF-8. */
+export const MAX_HTML_BYTES = 5 * 1024 * 1024;
+/** Largest POST /v1/screenshot body, KB: room for `html` at its largest once escaped in JSON, with `styles` and `scripts`. */
+export const MAX_BODY_KB = 11 * 1024;
 /** Longest `styles` and `scripts`, in bytes of UTF-8. */
 export const MAX_INJECTED_BYTES = 65_536;
 /** Longest `cache_ttl`: 30 days, in seconds. */
 export const MAX_CACHE_TTL_SECONDS = 30 * 86_400;
 /** `cache_ttl` of a render link that names none: an hour. */
 export const RENDER_CACHE_TTL_SECONDS = 3600;
+
+/** Smallest and largest `image_width` / `image_height`, pixels. */
+export const MIN_IMAGE_SIDE = 16;
+export const MAX_IMAGE_SIDE = 3840;
 
 /** Longest CSS selector accepted. */
 const MAX_SELECTOR_LENGTH = 1024;
@@ -136,11 +142,44 @@ export const captureOptionFields = {
         'links (every link of the page); read with include_markdown, include_text and include_links. What cannot be extracted is an extract_failed warning, never a failed job',
     }),
   ),
+  image_width: Type.Optional(
+    Type.Integer({
+      minimum: MIN_IMAGE_SIDE,
+      maximum: MAX_IMAGE_SIDE,
+      description:
+        'Resize the picture to this width in pixels, its height following the aspect ratio; with image_height, the picture is fitted inside that box, ' +
+        'centred, and the rest left transparent (png, webp) or white (jpeg). Not for pdf',
+    }),
+  ),
+  image_height: Type.Optional(
+    Type.Integer({
+      minimum: MIN_IMAGE_SIDE,
+      maximum: MAX_IMAGE_SIDE,
+      description: 'Resize the picture to this height in pixels, its width following the aspect ratio; see image_width for both. Not for pdf',
+    }),
+  ),
+  omit_background: Flag('A transparent background where the page paints none (png and webp only)'),
 };
 
 export const ScreenshotRequest = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http:// or https:// address to capture' }),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'http:// or https:// address to capture; exactly one of url and html' })),
+    html: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_HTML_BYTES,
+        description:
+          "An HTML document to render instead of a url (at most 5 MB of UTF-8); exactly one of url and html. The job's url is about:html, " +
+          'its final_url the address it was rendered at. Everything it loads goes through the egress guard. Not in render links',
+      }),
+    ),
+    base_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_URL_LENGTH,
+        description: "With html only: the http:// or https:// address the document is rendered at, so its relative addresses resolve against it (it is not fetched). Default: an address of no host's, where relative addresses load nothing",
+      }),
+    ),
     devices: Type.Optional(
       Type.Array(Type.Enum([...Device.enum, 'all']), {
         minItems: 1,
