@@ -20,8 +20,6 @@ export interface ReferenceOptions {
   maxHeight: number;
   /** CSS added after load (the reference with an effect forced, to compare a deliberate difference). */
   style?: string;
-  /** Scroll back to the top after load, for a page that scrolls itself at load. @default false */
-  scrollToTop?: boolean;
 }
 
 export async function referenceCapture(browser: Browser, url: string, options: ReferenceOptions): Promise<Buffer> {
@@ -37,12 +35,6 @@ export async function referenceCapture(browser: Browser, url: string, options: R
     const page = await context.newPage();
     await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
     if (options.style) await page.addStyleTag({ content: options.style });
-    if (options.scrollToTop) {
-      await page.evaluate(() => new Promise((resolve) => {
-        window.scrollTo(0, 0);
-        requestAnimationFrame(() => requestAnimationFrame(resolve));
-      }));
-    }
     // playwright trims the clip to the page: the full page, down to maxHeight.
     const clip = options.fullPage ? { x: 0, y: 0, width: 1_000_000, height: options.maxHeight } : undefined;
     return await page.screenshot({ fullPage: options.fullPage, clip, type: 'png', timeout: 60_000 });
