@@ -35,11 +35,21 @@ interface CorpusList {
   pages: CorpusPage[];
 }
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** scripts/corpus.json, found from this module's place in the source tree or in dist/ (the benchmark). */
+function corpusListFile(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = path.join(dir, 'scripts', 'corpus.json');
+    if (fs.existsSync(file)) return file;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('scripts/corpus.json not found above test/helpers/corpus.ts');
+    dir = parent;
+  }
+}
 
 /** The pinned list of packages and pages (scripts/corpus.json), read from the source tree. */
 export function corpusList(): CorpusList {
-  return JSON.parse(fs.readFileSync(path.join(repoRoot, 'scripts/corpus.json'), 'utf8')) as CorpusList;
+  return JSON.parse(fs.readFileSync(corpusListFile(), 'utf8')) as CorpusList;
 }
 
 /** The corpus' cache directory, as scripts/corpus.mjs chooses it. */
