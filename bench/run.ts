@@ -1,10 +1,12 @@
 // The benchmark: the service end to end against the tools people would use instead
 // (capture-website, microlink's browserless), a raw playwright-core loop, a new browser per
 // capture and the no-isolation floor (pages reused), on the same fixture pages, in one run; then
-// a render link served from the result cache against one that captures. `npm run bench -- [--quick] [--soak N]
-// [--rounds N] [--chromium PATH] [--concurrency N,...] [--docs]`. It prints a table, writes
+// a render link served from the result cache against one that captures. Then the same methods
+// on a second mix of real pages, the corpus (bench/corpus-mix.ts; scripts/corpus.mjs fetches it),
+// unless --skip-corpus. `npm run bench -- [--quick] [--soak N] [--rounds N] [--chromium PATH]
+// [--concurrency N,...] [--skip-corpus] [--docs]`. It prints a table per mix, writes
 // bench/results/latest.json and bench.svg (with --docs also to docs/img/, for figures being
-// published), and ends with the ratio line.
+// published), and ends with the ratio lines, real pages first.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,14 +16,16 @@ import type { Browser } from 'playwright-core';
 
 import { DEFAULTS } from '../server/config.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
+import { corpusRoot, startCorpusServer } from '../test/helpers/corpus.js';
 import { contextOptions, launch, newBrowserCapture, rawCapture, reusedPageCapture } from './browser-baselines.js';
 import { benchmarkChart, soakChart, type SoakSample } from './chart.js';
+import { corpusMix } from './corpus-mix.js';
 import { compareImages, type ImageComparison } from './image-check.js';
 import { busyCpuMs, describeMachine, type MachineInfo } from './machine.js';
 import { ReusedPages, startPeers } from './peer-tools.js';
 import { browsersPss, snapshotTree } from './process-tree.js';
 import { measureRenderLinks } from './render-links.js';
-import { DEFAULT_CHROMIUM_PATH, MIX, scenarioAt } from './scenarios.js';
+import { DEFAULT_CHROMIUM_PATH, MIX, type Scenario, scenarioAt } from './scenarios.js';
 import { type ServiceUnderTest, startService } from './service-client.js';
 import { closedLoop, type LoopResult, quantile, type RunSummary, summarise } from './stats.js';
 
@@ -37,6 +41,8 @@ const { values: flags } = parseArgs({
     /** More concurrency levels to measure, besides 1, 2 and the service's default: "3" or "3,4". */
     concurrency: { type: 'string' },
     chromium: { type: 'string', default: DEFAULT_CHROMIUM_PATH },
+    /** Leave out the real-page mix (the corpus). */
+    'skip-corpus': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results' },
   },
 });
@@ -82,9 +88,9 @@ function memorySampler(pid: number, browsersOnly: boolean) {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-function perScenario(samples: LoopResult['samples']): Record<string, number> {
+function perScenario(samples: LoopResult['samples'], mix: Scenario[]): Record<string, number> {
   return Object.fromEntries(
-    MIX.map((s, k) => [s.name, Math.round(quantile(samples.filter((x) => x.index % MIX.length === k).map((x) => x.ms), 0.5))]),
+    mix.map((s, k) => [s.name, Math.round(quantile(samples.filter((x) => x.index % mix.length === k).map((x) => x.ms), 0.5))]),
   );
 }
 
@@ -100,16 +106,17 @@ interface Method {
  * new-browser, service, ...), so that other work on the machine during the run weighs on
  * all three alike. A method's throughput is its captures over the time of its own turns.
  */
-async function measureLevel(level: number, methods: Method[]) {
+async function measureLevel(level: number, methods: Method[], mix: Scenario[] = MIX) {
+  const captures = rounds * mix.length;
   const turns = Math.max(1, Math.round(rounds / ROUNDS_PER_TURN));
-  const perTurn = Math.ceil(perRun / turns);
+  const perTurn = Math.ceil(captures / turns);
   const acc = methods.map(() => ({ samples: [] as LoopResult['samples'], errors: [] as string[], seconds: 0, peak: 0, cpuMs: 0 }));
   for (let turn = 0; turn < turns; turn++) {
     for (const [m, method] of methods.entries()) {
       const cpuBefore = busyCpuMs();
       const stop = memorySampler(method.pid, method.browsersOnly);
       const offset = turn * perTurn;
-      const result = await closedLoop(Math.min(perTurn, perRun - offset), level, async (i) => void (await method.capture(offset + i)));
+      const result = await closedLoop(Math.min(perTurn, captures - offset), level, async (i) => void (await method.capture(offset + i)));
       const a = acc[m];
       a.samples.push(...result.samples.map((x) => ({ index: offset + x.index, ms: x.ms })));
       a.errors.push(...result.errors);
@@ -127,7 +134,7 @@ async function measureLevel(level: number, methods: Method[]) {
       `  ${method.name} c=${level}: ${summary.capturesPerSecond.toFixed(2)} captures/s, p50 ${Math.round(summary.p50Ms)} ms, ` +
         `CPU ${Math.round(summary.cpuMsPerCapture)} ms per capture, cores ${Math.round(summary.cpuBusyShare * 100)} % busy`,
     );
-    return { summary, scenarios: perScenario(a.samples) };
+    return { summary, scenarios: perScenario(a.samples, mix) };
   });
 }
 
@@ -186,6 +193,32 @@ async function idleLatency(service: ServiceUnderTest, browser: Browser, url: str
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
 
+/** The service's throughput over each other method's, at each concurrency measured. */
+function ratiosOf(runs: RunSummary[]) {
+  const at = (method: string, level: number) => runs.find((r) => r.method === method && r.concurrency === level)!;
+  const over = (method: string, level: number) => ratio(at('service', level).capturesPerSecond, at(method, level).capturesPerSecond);
+  return Object.fromEntries(
+    levels.map((level) => [
+      `c${level}`,
+      {
+        serviceOverRaw: over('raw', level),
+        serviceOverNewBrowser: over('new-browser', level),
+        serviceOverCaptureWebsite: over('capture-website', level),
+        serviceOverBrowserless: over('browserless', level),
+        serviceOverFloor: over('floor', level),
+      },
+    ]),
+  );
+}
+
+function ratioLine(r: ReturnType<typeof ratiosOf>[string]): string {
+  return (
+    `service/raw=${fmt(r.serviceOverRaw)} service/new-browser=${fmt(r.serviceOverNewBrowser)} ` +
+    `service/capture-website=${fmt(r.serviceOverCaptureWebsite)} service/browserless=${fmt(r.serviceOverBrowserless)} ` +
+    `service/floor=${fmt(r.serviceOverFloor)}`
+  );
+}
+
 function printTable(runs: RunSummary[]) {
   const rows = runs.map((r) => [
     r.method,
@@ -211,6 +244,9 @@ async function main() {
   log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, ${machine.chromium}, Node ${machine.node}, load ${fmt(machine.loadAtStart)}`);
   log(`mix: ${MIX.map((s) => s.name).join(', ')}; ${perRun} captures per run; concurrency ${levels.join(', ')}`);
   const started = Date.now();
+  // Read first, so that a missing corpus stops the run before it measures anything.
+  const realMix = flags['skip-corpus'] ? [] : corpusMix();
+  if (realMix.length > 0) corpusRoot();
   const fixtures = await startFixtureServer();
   const url = (i: number) => `${fixtures.url}${scenarioAt(i).path}`;
   log('starting the service (the headless server in its own process) and a warm Chromium for the raw loop');
@@ -224,18 +260,37 @@ async function main() {
     for (let k = 0; k < MIX.length; k++) {
       images.push(await compareImages(MIX[k].name, await service.capture(url(k), MIX[k]), await rawCapture(browser, url(k), MIX[k])));
     }
+    /** Every method on one mix of pages, served from `base`. */
+    const methodsFor = (mix: Scenario[], base: string): Method[] => {
+      const at = (i: number) => mix[i % mix.length];
+      const to = (i: number) => `${base}${at(i).path}`;
+      return [
+        { name: 'service', pid: service.pid, browsersOnly: false, capture: (i) => service.capture(to(i), at(i)) },
+        { name: 'raw', pid: process.pid, browsersOnly: true, capture: (i) => rawCapture(browser, to(i), at(i)) },
+        { name: 'new-browser', pid: process.pid, browsersOnly: true, capture: (i) => newBrowserCapture(chromiumPath, to(i), at(i)) },
+        { name: 'capture-website', pid: process.pid, browsersOnly: true, capture: (i) => peers.captureWebsite(to(i), at(i)) },
+        { name: 'browserless', pid: process.pid, browsersOnly: true, capture: (i) => peers.browserless(to(i), at(i)) },
+        { name: 'floor', pid: process.pid, browsersOnly: true, capture: (i) => floor.capture(to(i), at(i)) },
+      ];
+    };
     const all: Array<{ summary: RunSummary; scenarios: Record<string, number> }> = [];
-    const methods: Method[] = [
-      { name: 'service', pid: service.pid, browsersOnly: false, capture: (i) => service.capture(url(i), scenarioAt(i)) },
-      { name: 'raw', pid: process.pid, browsersOnly: true, capture: (i) => rawCapture(browser, url(i), scenarioAt(i)) },
-      { name: 'new-browser', pid: process.pid, browsersOnly: true, capture: (i) => newBrowserCapture(chromiumPath, url(i), scenarioAt(i)) },
-      { name: 'capture-website', pid: process.pid, browsersOnly: true, capture: (i) => peers.captureWebsite(url(i), scenarioAt(i)) },
-      { name: 'browserless', pid: process.pid, browsersOnly: true, capture: (i) => peers.browserless(url(i), scenarioAt(i)) },
-      { name: 'floor', pid: process.pid, browsersOnly: true, capture: (i) => floor.capture(url(i), scenarioAt(i)) },
-    ];
     for (const level of levels) {
       await service.setConcurrency(level);
-      all.push(...(await measureLevel(level, methods)));
+      all.push(...(await measureLevel(level, methodsFor(MIX, fixtures.url))));
+    }
+    // The same methods on real pages: documentation from Debian's packages (the corpus).
+    const real: typeof all = [];
+    if (realMix.length > 0) {
+      const corpus = await startCorpusServer();
+      try {
+        log(`real pages: ${realMix.map((s) => s.name).join(', ')}; ${rounds * realMix.length} captures per run`);
+        for (const level of levels) {
+          await service.setConcurrency(level);
+          real.push(...(await measureLevel(level, methodsFor(realMix, corpus.url), realMix)));
+        }
+      } finally {
+        await corpus.close();
+      }
     }
     const idle = await idleLatency(service, browser, url(0));
     log(`  idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, reused page p50 ${Math.round(idle.reusedSmallP50)} ms`);
@@ -252,19 +307,9 @@ async function main() {
     machine.loadAtEnd = os.loadavg()[0];
 
     const runs = all.map((r) => r.summary);
-    const at = (method: string, level: number) => runs.find((r) => r.method === method && r.concurrency === level)!;
-    const ratios = Object.fromEntries(
-      levels.map((level) => [
-        `c${level}`,
-        {
-          serviceOverRaw: ratio(at('service', level).capturesPerSecond, at('raw', level).capturesPerSecond),
-          serviceOverNewBrowser: ratio(at('service', level).capturesPerSecond, at('new-browser', level).capturesPerSecond),
-          serviceOverCaptureWebsite: ratio(at('service', level).capturesPerSecond, at('capture-website', level).capturesPerSecond),
-          serviceOverBrowserless: ratio(at('service', level).capturesPerSecond, at('browserless', level).capturesPerSecond),
-          serviceOverFloor: ratio(at('service', level).capturesPerSecond, at('floor', level).capturesPerSecond),
-        },
-      ]),
-    );
+    const realRuns = real.map((r) => r.summary);
+    const ratios = ratiosOf(runs);
+    const realRatios = realRuns.length > 0 ? ratiosOf(realRuns) : undefined;
     const headline = ratios[`c${DEFAULTS.concurrency}`];
     const latencyRatio = ratio(idle.serviceSmallP50, idle.reusedSmallP50);
     const targets = {
@@ -284,6 +329,13 @@ async function main() {
     console.log('p50 ms per page:');
     for (const r of all) console.log(`  ${r.summary.method.padEnd(12)} c=${r.summary.concurrency}  ${Object.entries(r.scenarios).map(([k, v]) => `${k} ${v}`).join('  ')}`);
     console.log(`  service, inside the server (capture start to stored): ${Object.entries(serverSide).map(([k, v]) => `${k} ${v}`).join('  ')}`);
+    if (real.length > 0) {
+      console.log('');
+      console.log(`real pages (the corpus: ${realMix.map((s) => `${s.name} ${s.preset.device}${s.fullPage ? ' full page' : ''}`).join(', ')}):`);
+      printTable(realRuns);
+      console.log('p50 ms per real page:');
+      for (const r of real) console.log(`  ${r.summary.method.padEnd(12)} c=${r.summary.concurrency}  ${Object.entries(r.scenarios).map(([k, v]) => `${k} ${v}`).join('  ')}`);
+    }
     console.log('');
     console.log(`idle small page: service p50 ${Math.round(idle.serviceSmallP50)} ms, goto+screenshot on a reused page p50 ${Math.round(idle.reusedSmallP50)} ms (ratio ${fmt(latencyRatio)})`);
     console.log(
@@ -333,6 +385,12 @@ async function main() {
           targets,
           images,
           soak,
+          realPages: realRatios && {
+            mix: realMix.map((s) => ({ name: s.name, path: s.path, preset: s.preset.name, fullPage: s.fullPage })),
+            runs: realRuns,
+            perScenarioP50Ms: real.map((r) => ({ method: r.summary.method, concurrency: r.summary.concurrency, ...r.scenarios })),
+            ratios: realRatios,
+          },
         },
         null,
         2,
@@ -345,11 +403,8 @@ async function main() {
       if (soak.length) await fs.copyFile(path.join(outDir, 'soak.svg'), path.join(docsImg, 'soak.svg'));
     }
     console.log(`results: ${path.join(outDir, 'latest.json')}, chart: ${path.join(outDir, 'bench.svg')}`);
-    console.log(
-      `ratio service/raw=${fmt(headline.serviceOverRaw)} service/new-browser=${fmt(headline.serviceOverNewBrowser)} ` +
-        `service/capture-website=${fmt(headline.serviceOverCaptureWebsite)} service/browserless=${fmt(headline.serviceOverBrowserless)} ` +
-        `service/floor=${fmt(headline.serviceOverFloor)}`,
-    );
+    if (realRatios) console.log(`ratio on real pages ${ratioLine(realRatios[`c${DEFAULTS.concurrency}`])}`);
+    console.log(`ratio ${ratioLine(headline)}`);
   } finally {
     await floor.close().catch(() => undefined);
     await peers.close().catch(() => undefined);

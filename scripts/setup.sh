@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine: Chromium, fonts and the PostgreSQL server the store tests
-# start (from the distribution), the npm dependencies (without Electron's binary, which `npm start`
-# fetches when needed) and the build.
+# start (from the distribution), the real-page corpus, the npm dependencies (without Electron's
+# binary, which `npm start` fetches when needed) and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +42,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node.js 20.19 or newer is needed, found "+process.versions.node); process.exit(1) }'
+
+# The real-page corpus the capture conformance test and the benchmark use: Debian documentation
+# packages downloaded and unpacked into ~/.cache/screenshot-appliance/corpus, never installed
+# (installing some of them removes Node.js). Cached: a second run downloads nothing.
+echo "Fetching the real-page corpus..."
+node scripts/corpus.mjs
 
 echo "Installing npm dependencies..."
 ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
