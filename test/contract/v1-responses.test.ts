@@ -7,6 +7,7 @@ import { fileRoutes } from '../../server/api/file-routes.js';
 import { mcpRoutes } from '../../server/api/mcp-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
 import { renderRoutes } from '../../server/api/render-routes.js';
+import { MAX_BODY_KB } from '../../server/api/schemas/v1.js';
 import { v1Routes } from '../../server/api/v1-routes.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { stillClock } from '../helpers/still-clock.js';
@@ -180,7 +181,7 @@ describe('v1 answers match the OpenAPI document', () => {
     await record('POST', '/screenshot', { key, body: { url: small(), fullpage: true } });
     await record('POST', '/screenshot', { key, body: '{"url": ' });
     await record('POST', '/screenshot', { key, body: 'url=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    await record('POST', '/screenshot', { key, body: { url: small(), pad: 'x'.repeat(270_000) } });
+    await record('POST', '/screenshot', { key, body: { url: small(), pad: 'x'.repeat(MAX_BODY_KB * 1024 + 1) } });
     await record('POST', '/screenshot', { body: { url: small() } });
     await record('POST', '/screenshot', { key: 'sa_not-a-key', body: { url: small() } });
     expect(statuses).toEqual([400, 400, 400, 400, 413, 401, 401]);
