@@ -96,6 +96,7 @@ describe('access log', () => {
     '/admin/api/keys/:id/render-link',
     '/admin/api/jobs/:id',
     '/admin/api/jobs/:id/source',
+    '/admin/api/jobs/:id/markdown',
     '/admin/api/webhooks/:id/redeliver',
   ]);
 
