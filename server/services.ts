@@ -31,13 +31,17 @@ import { openPgStores } from './store/pg/pg-stores.js';
 import { directoryMarkers, proveFilesShared } from './store/shared-files.js';
 import type { SettingsStore, Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
-import { notifyJobEnded } from './webhooks/job-ended.js';
+import { jobEndWebhooks } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
 /** Cluster mode: how often a node looks for jobs and webhook deliveries posted elsewhere, ms. */
 const CLUSTER_POLL_MS = 1000;
 /** Cluster mode: how often a node reads the settings again, ms. */
 const SETTINGS_POLL_MS = 2000;
+/** Cluster mode: how often each node looks for job ends whose webhook a dead node left unstored. */
+const WEBHOOK_DUE_POLL_MS = 5000;
+/** Cluster mode: how long after a job's end its own node has to store the webhook before others do. */
+const WEBHOOK_DUE_GRACE_MS = 10_000;
 
 /** What an entry point may supply instead of the defaults. */
 export interface ServiceDeps {
@@ -174,7 +178,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       cluster: cluster && { node: cluster.node, pollMs: CLUSTER_POLL_MS },
       onAttempt: (outcome) => metrics.webhookAttempt(outcome),
     });
-    const announceEnd = countEnd(metrics, notifyJobEnded(webhooks, log));
+    const endWebhooks = jobEndWebhooks(webhooks, stores.jobs, log);
+    const announceEnd = countEnd(metrics, (job) => endWebhooks.announce(job));
     const ends = new JobEnds({
       store: stores.jobs,
       log: log.child({ component: 'jobs' }),
@@ -212,6 +217,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
     let settingsPoll: NodeJS.Timeout | undefined;
+    let webhookPoll: NodeJS.Timeout | undefined;
     metrics.watch({
       queue: () => runner.stats(),
       browsers: () => engine.browsers?.() ?? oneBrowser(engine.isReady()),
@@ -250,17 +256,26 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         if (swept) log.info({ component: 'jobs' }, `erased the secrets of ${swept} job(s) that had ended`);
         await runner.recover();
         await webhooks.start();
+        // Webhooks of ends stored just before the last stop; in a cluster, also those a dead node left.
+        const due = await endWebhooks.recover(clock.now());
+        if (due) log.info({ component: 'webhooks' }, `queued the webhooks of ${due} job(s) that ended before the last stop`);
         retention.start(undefined, deps.firstSweepAfterMs);
         if (cluster) {
           // Another node's panel may change the settings: they reach this node within seconds.
           settingsPoll = setInterval(() => void settings.refresh().catch((err: unknown) => log.warn({ component: 'settings', err }, 'could not read the settings')), SETTINGS_POLL_MS);
           settingsPoll.unref();
+          webhookPoll = setInterval(
+            () => void endWebhooks.recover(clock.now() - WEBHOOK_DUE_GRACE_MS).catch((err: unknown) => log.warn({ component: 'webhooks', err }, 'could not read the webhooks due')),
+            WEBHOOK_DUE_POLL_MS,
+          );
+          webhookPoll.unref();
         }
         started = true;
       },
       async stop(graceMs = 10_000) {
         started = false;
         clearInterval(settingsPoll);
+        clearInterval(webhookPoll);
         retention.stop();
         await runner.stop(graceMs);
         await webhooks.stop();

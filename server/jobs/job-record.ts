@@ -81,6 +81,11 @@ export interface JobRecord {
    * fairTurns. Jobs run lowest turn first, the older first on a tie. Absent: 0.
    */
   turn?: number;
+  /**
+   * Set with the job's end when it has a callback_url, cleared once its webhook delivery is
+   * stored: an end whose process stopped in between is found by it and its webhook queued then.
+   */
+  webhook_due?: boolean;
   /** Cluster mode: the node running the job, and until when its claim holds unless renewed. */
   lease_owner?: string | null;
   lease_until?: number | null;

@@ -481,6 +481,7 @@ export class JobRunner {
         page_title: result.pageTitle,
         warnings: result.warnings,
         ...outputs,
+        ...webhookDue(job),
       });
       held(endStored);
       over = true;
@@ -505,7 +506,7 @@ export class JobRunner {
       const ended = this.deps.clock.now();
       const saved = await this.deps.ends.save(
         jobId,
-        { status: 'failed', progress: 0, completed_at: ended, duration_ms: ended - started, error: failure.message },
+        { status: 'failed', progress: 0, completed_at: ended, duration_ms: ended - started, error: failure.message, ...webhookDue(job) },
         cluster?.node,
       );
       over = saved !== 'lost';
@@ -582,4 +583,9 @@ async function storeOutputs(files: FileStore, jobId: string, result: CaptureResu
   if (extracted.linksTruncated) fields.links_truncated = true;
   if (extracted.metadata) fields.metadata = extracted.metadata;
   return fields;
+}
+
+/** Stored with a job's end when it has a webhook to send, until the delivery is stored (jobEndWebhooks). */
+function webhookDue(job: JobRecord): { webhook_due?: true } {
+  return job.callback_url ? { webhook_due: true } : {};
 }

@@ -14,8 +14,14 @@ export class NedbDeliveryStore implements DeliveryStore {
     return new NedbDeliveryStore(db);
   }
 
-  async insert(doc: DeliveryDoc): Promise<void> {
-    await this.db.insert(doc);
+  async insert(doc: DeliveryDoc): Promise<boolean> {
+    try {
+      await this.db.insert(doc);
+      return true;
+    } catch (err) {
+      if ((err as { errorType?: string }).errorType === 'uniqueViolated') return false;
+      throw err;
+    }
   }
 
   get(id: string): Promise<DeliveryDoc | null> {

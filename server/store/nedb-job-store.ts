@@ -175,4 +175,8 @@ export class NedbJobStore implements JobStore {
   remove(ids: readonly string[]): Promise<number> {
     return this.db.remove({ _id: { $in: ids } }, { multi: true });
   }
+
+  webhookDue(cutoff: number, limit: number): Promise<JobRecord[]> {
+    return this.db.find({ webhook_due: true, completed_at: { $lt: cutoff } }).sort({ completed_at: 1 }).limit(limit);
+  }
 }

@@ -68,6 +68,8 @@ export interface JobStore {
   toExpire(cutoff: number): Promise<JobRecord[]>;
   /** Removes these jobs; returns how many were removed. */
   remove(ids: readonly string[]): Promise<number>;
+  /** Up to `limit` ended jobs still marked `webhook_due` that ended before `cutoff`, oldest end first. */
+  webhookDue(cutoff: number, limit: number): Promise<JobRecord[]>;
 }
 
 /**
@@ -184,7 +186,8 @@ export interface SettingsStore {
 }
 
 export interface DeliveryStore {
-  insert(doc: DeliveryDoc): Promise<void>;
+  /** Stores a new delivery; false, storing nothing, when one with its id is stored already. */
+  insert(doc: DeliveryDoc): Promise<boolean>;
   get(id: string): Promise<DeliveryDoc | null>;
   /** Deliveries waiting for an attempt. */
   pending(): Promise<DeliveryDoc[]>;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 
@@ -21,7 +21,11 @@ export interface WebhookJob {
 }
 
 export interface WebhookService {
-  /** Persists a delivery for the job's end, then attempts it (not awaited by the caller). */
+  /**
+   * Persists a delivery for the job's end, then attempts it (not awaited by the caller). Its id
+   * (the `webhook-id`) follows from the job and the event, so one end is stored once however often
+   * it is notified (a restart, or two nodes, finding it again).
+   */
   notify(job: WebhookJob, type: EventType, data: Record<string, unknown>): Promise<void>;
   /** Resumes pending deliveries (after a restart). */
   start(): Promise<void>;
@@ -213,7 +217,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
       const { page_source: _omitted, ...resource } = data;
       const now = clock.now();
       const doc: DeliveryDoc = {
-        _id: `msg_${randomBytes(16).toString('hex')}`,
+        _id: deliveryId(job.job_id, type),
         job_id: job.job_id,
         account_id: job.account_id,
         url: job.callback_url,
@@ -226,8 +230,8 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
         created_at: now,
         completed_at: null,
       };
-      await store.insert(doc);
-      arm(doc._id, now);
+      // Stored already: its attempts are armed where it was stored, or by start() or the poller.
+      if (await store.insert(doc)) arm(doc._id, now);
     },
 
     async start() {
@@ -278,4 +282,9 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
       return deliveryView(doc);
     },
   };
+}
+
+/** The delivery of a job's event: the same id each time, so the receiver and the store see one. */
+function deliveryId(jobId: string, type: EventType): string {
+  return `msg_${createHash('sha256').update(`${jobId}\n${type}`).digest('hex').slice(0, 32)}`;
 }

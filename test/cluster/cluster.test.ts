@@ -186,6 +186,23 @@ describe('a cluster of three nodes on one PostgreSQL', () => {
     }
   }, 300_000);
 
+  it('sends, from a live node and once, the webhook of a job a dead node ended without storing its delivery', async () => {
+    // What a node killed between storing a job's end and storing its delivery leaves behind.
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    const orphanId = `orphan${Date.now()}`;
+    try {
+      const { rows } = await db.query<{ doc: Record<string, unknown> }>(`SELECT doc FROM jobs WHERE status = 'completed' LIMIT 1`);
+      const doc = { ...rows[0].doc, _id: orphanId, webhook_due: true, callback_url: hookUrl, completed_at: Date.now() - 60_000, lease_owner: 'node-gone' };
+      await db.query('INSERT INTO jobs (id, doc) VALUES ($1, $2::jsonb)', [orphanId, JSON.stringify(doc)]);
+    } finally {
+      await db.end();
+    }
+    await expect.poll(() => received.get(orphanId)?.length ?? 0, { timeout: 30_000, interval: 250 }).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 6000)); // one more look of every node finds it sent
+    expect(received.get(orphanId)?.map((w) => w.type)).toEqual(['screenshot.completed']);
+  }, 60_000);
+
   it('admits exactly the daily limit of a burst spread over the nodes', async () => {
     const survivors = nodes.slice(0, 2);
     const { key } = await account(survivors[0], { daily_limit: 7 });

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { silentLogger } from '../../server/logger.js';
+import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -118,4 +120,30 @@ describe('a server killed with SIGKILL while jobs are queued and running', () =>
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 240_000);
+
+  it("sends the webhook of a job whose end was stored just before the process stopped, once", async () => {
+    // What a kill between storing a job's end and storing its delivery leaves: the end, marked due, and no delivery.
+    const stores = await openNedbStores(dir, silentLogger);
+    const [ended] = await stores.jobs.list({ limit: 1, status: 'completed' });
+    const orphan = { ...ended, _id: `${ended._id.slice(0, -4)}kill`, webhook_due: true, callback_url: `${receiver.url}/orphan` };
+    await stores.jobs.insert([orphan]);
+    expect(await stores.deliveries.list({ job_id: orphan._id, limit: 10 })).toEqual([]);
+    await stores.close();
+
+    const before = receiver.received.length;
+    const third = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32']);
+    running.push(third);
+    const forOrphan = () => receiver.received.slice(before).filter((w) => JSON.parse(w.body).data.job_id === orphan._id);
+    await until('the webhook of the job ended before the stop', async () => forOrphan().length > 0, 30_000);
+    expect(JSON.parse(forOrphan()[0].body).type).toBe('screenshot.completed');
+    // Marked sent: the next start does not queue it again.
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    const fourth = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32']);
+    running.push(fourth);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(forOrphan()).toHaveLength(1);
+    fourth.child.kill('SIGTERM');
+    expect(await fourth.exited).toBe(0);
+  }, 120_000);
 });

@@ -248,6 +248,21 @@ describe.each([
       expect(ids(await stores.jobs.toExpire(T0))).toEqual([due[1]._id]);
     });
 
+    it('gives the ended jobs whose webhook is still due that ended before a cutoff, oldest end first, up to a limit', async () => {
+      const [older, newer] = [jobRecord({ webhook_due: true, completed_at: T0 - 100 }), jobRecord({ status: 'failed', webhook_due: true, completed_at: T0 - 1 })];
+      await stores.jobs.insert([
+        newer,
+        older,
+        jobRecord({ webhook_due: true, completed_at: T0 }),
+        jobRecord({ webhook_due: false, completed_at: T0 - 1 }),
+        jobRecord({ completed_at: T0 - 1 }),
+      ]);
+      expect(ids(await stores.jobs.webhookDue(T0, 10))).toEqual([older._id, newer._id]);
+      expect(ids(await stores.jobs.webhookDue(T0, 1))).toEqual([older._id]);
+      await stores.jobs.update(older._id, { webhook_due: false });
+      expect(ids(await stores.jobs.webhookDue(T0, 10))).toEqual([newer._id]);
+    });
+
     it('removes jobs by id and says how many it removed', async () => {
       const jobs = [jobRecord(), jobRecord(), jobRecord()];
       await stores.jobs.insert(jobs);
@@ -643,6 +658,15 @@ describe.each([
       await stores.deliveries.insert(doc);
       expect(await stores.deliveries.get(doc._id)).toEqual(doc);
       expect(await stores.deliveries.get('no-such-delivery')).toBeNull();
+    });
+
+    it('stores a delivery once: a second insert with its id stores nothing and says so', async () => {
+      const doc = deliveryDoc();
+      expect(await stores.deliveries.insert(doc)).toBe(true);
+      expect(await stores.deliveries.insert({ ...doc, body: '{"type":"screenshot.completed","data":{}}' })).toBe(false);
+      expect(await stores.deliveries.get(doc._id)).toEqual(doc);
+      const [a, b] = await Promise.all([stores.deliveries.insert({ ...doc, _id: `${doc._id}x` }), stores.deliveries.insert({ ...doc, _id: `${doc._id}x` })]);
+      expect([a, b].sort()).toEqual([false, true]);
     });
 
     it('gives the deliveries waiting for an attempt', async () => {

@@ -141,6 +141,14 @@ export const MIGRATIONS: readonly Migration[] = [
        WHERE doc ? 'sealed_secrets';
     `,
   },
+  {
+    version: 5,
+    name: 'webhooks due',
+    sql: `
+      -- Ended jobs whose webhook is not stored yet: every node looks for those a dead node left.
+      CREATE INDEX jobs_webhook_due ON jobs (completed_at) WHERE doc->>'webhook_due' = 'true';
+    `,
+  },
 ];
 
 /**

@@ -8,8 +8,9 @@ import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 export class PgDeliveryStore implements DeliveryStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async insert(doc: DeliveryDoc): Promise<void> {
-    await this.pool.query('INSERT INTO webhook_deliveries (id, doc) VALUES ($1, $2::jsonb)', [doc._id, toJsonb(doc)]);
+  async insert(doc: DeliveryDoc): Promise<boolean> {
+    const result = await this.pool.query('INSERT INTO webhook_deliveries (id, doc) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING', [doc._id, toJsonb(doc)]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   get(id: string): Promise<DeliveryDoc | null> {

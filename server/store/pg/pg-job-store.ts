@@ -156,4 +156,9 @@ export class PgJobStore implements JobStore {
     const result = await this.pool.query('DELETE FROM jobs WHERE id = ANY($1::text[])', [ids]);
     return result.rowCount ?? 0;
   }
+
+  webhookDue(cutoff: number, limit: number): Promise<JobRecord[]> {
+    // Written as the jobs_webhook_due index's predicate, so the planner can use it.
+    return selectDocs(this.pool, `SELECT doc FROM jobs WHERE doc->>'webhook_due' = 'true' AND completed_at < $1 ORDER BY completed_at LIMIT $2`, [cutoff, limit]);
+  }
 }
