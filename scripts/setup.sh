@@ -25,7 +25,7 @@ have_postgres_server() {
 # captured as empty boxes and emoji in black and white.
 missing=()
 have_chromium || missing+=(chromium fonts-dejavu-core)
-# The tests sign a render link with the README's shell recipe, which uses openssl.
+# The tests sign a render link with the shell recipe of docs/render-links.md, which uses openssl.
 command -v openssl >/dev/null || missing+=(openssl)
 have_postgres_server || missing+=(postgresql)
 for f in fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation; do

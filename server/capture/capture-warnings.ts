@@ -2,7 +2,7 @@ import sharp from 'sharp';
 
 import type { PageProbe } from './warning-probe.js';
 
-/** What a completed capture may warn of; the README says what each means and what to do. */
+/** What a completed capture may warn of; docs/api.md says what each means and what to do. */
 export const WARNING_CODES = [
   'blank',
   'images_not_loaded',

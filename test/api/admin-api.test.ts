@@ -111,7 +111,7 @@ describe('admin sessions across a token change', () => {
     expect((await fetch(`${first.url}/admin/api/accounts`, { headers: { cookie } })).status).toBe(200);
     await first.srv.close();
 
-    // The README's rotation: a new token in <data>/admin-token, then a restart.
+    // The rotation of docs/security.md: a new token in <data>/admin-token, then a restart.
     const rotated = 'r'.repeat(43);
     await fs.writeFile(path.join(dataDir, 'admin-token'), `${rotated}\n`);
     const second = await startTestServer({ dataDir });

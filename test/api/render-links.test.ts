@@ -9,8 +9,8 @@ import type { Clock } from '../../server/time.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-// Render links through a real server and real Chromium. Links are signed here as the README
-// tells a client to, not with the service's own code, so a change of the canonical form fails.
+// Render links through a real server and real Chromium. Links are signed here as
+// docs/render-links.md tells a client to, not with the service's own code, so a change of the canonical form fails.
 
 let fixtures: FixtureServer;
 let server: TestServer;
@@ -43,7 +43,7 @@ async function signer(account: Record<string, unknown> = {}, keyFields: Record<s
   return { accountId: created.body.id, key: key.body.key, keyId: key.body.id, secret: key.body.signing_secret };
 }
 
-/** The README's recipe: every parameter but signature, encoded, sorted by name, joined with &, HMAC-SHA256 hex. */
+/** The recipe of docs/render-links.md: every parameter but signature, encoded, sorted by name, joined with &, HMAC-SHA256 hex. */
 function sign(params: Record<string, string>, secret: string): string {
   const canonical = Object.entries(params)
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
@@ -239,7 +239,7 @@ describe('what a render link may carry', () => {
 });
 
 describe("the README's recipes", () => {
-  const readme = fs.readFileSync('README.md', 'utf8');
+  const readme = fs.readFileSync('docs/render-links.md', 'utf8');
 
   it('signs a link in the shell with openssl that the service accepts, for a URL needing every kind of escape', async () => {
     const script = /<!-- render-link-shell -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
