@@ -67,7 +67,8 @@ export function watchLazyLoading(): void {
 /**
  * Scrolls down one screen at a time to the bottom (or `maxHeight`), giving each step one
  * rendered frame so IntersectionObserver and scroll handlers load lazy content, waits at the
- * bottom for content that grows, then returns to the top.
+ * bottom for content that grows, then returns to the top; when the top then shows other than it
+ * did (a header pinned on the way down, its unpinning missed), it goes down and back once more.
  */
 export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false, from = 0 }: ScrollOptions): Promise<number> {
   const loadsOnScroll = () => {
@@ -94,6 +95,18 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
     const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
     return Math.max(0, Math.min(height, maxHeight) - window.innerHeight);
   };
+  /** What the first screen shows: the tags and classes at a few points, with their ancestors. */
+  const firstScreen = () => {
+    const seen: string[] = [];
+    for (const fy of [0.02, 0.25, 0.5]) {
+      for (const fx of [0.1, 0.5, 0.9]) {
+        for (const el of document.elementsFromPoint(window.innerWidth * fx, window.innerHeight * fy)) seen.push(`${el.tagName}.${el.getAttribute('class') ?? ''}`);
+      }
+    }
+    return seen.join(' ');
+  };
+  const atTop = window.scrollY === 0 ? firstScreen() : null;
+  const began = performance.now();
   let y = Math.max(0, Math.min(from, maxHeight) - window.innerHeight);
   let steps = 0;
   if (y > 0) {
@@ -116,6 +129,18 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
   }
   window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
   await frame();
+  if (steps > 0 && atTop !== null && firstScreen() !== atTop) {
+    // The page changed what the top shows on the way down (a header it pinned) and missed the
+    // return: scripts that ignore changes for a while after making one (against flicker) drop
+    // a scroll back within that while. Go down one screen and come back once it has passed.
+    window.scrollTo({ top: Math.min(window.innerHeight, bottom()), left: 0, behavior: 'instant' });
+    await frame();
+    await frame();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(100, began + 250 - performance.now())));
+    window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+    await frame();
+    await frame();
+  }
   return steps;
 }
 

@@ -227,6 +227,15 @@ describe('real-page patterns', () => {
       expect(rowsWhere(image, 300, bar), 'the fixed bar, once').toEqual(Array.from({ length: 50 }, (_, y) => 1080 - 50 + y));
     });
 
+    it('a header the page pins while scrolled, and unpins only after a pause, is unpinned at the top, as the reference', async () => {
+      const image = await service('/pattern/pinned-header.html', { fullPage: true });
+      const ref = await raw(await reference('/pattern/pinned-header.html', PRESETS.desktop, true));
+      const title = rowsWhere(image, 300, red);
+      expect(title.length, 'rows of the header as a reader first sees it').toBe(120);
+      expect(rowsWhere(image, 300, ([r, g, b]) => b > 200 && r < 40 && g < 40), 'the pinned line').toEqual([]);
+      expect(differing(image, ref)).toBeLessThanOrEqual(0.01);
+    });
+
     it('images swapped in by an IntersectionObserver (data-src) are all loaded, on mobile', async () => {
       const image = await service('/pattern/lazy-data-src.html', { fullPage: true, preset: PRESETS.mobile });
       for (let i = 0; i < 20; i++) {
