@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 
 import { registerMcpTools } from './mcp-tools.js';
 import { exactRouter } from './routing.js';
+import { MAX_BODY_KB } from './schemas/v1.js';
 import { v1Auth, type V1State } from './v1-auth.js';
 import { baseUrlOf, type V1Deps } from './v1-routes.js';
 
@@ -26,7 +27,8 @@ export function mcpRoutes(deps: V1Deps): Router {
     const state = ctx.state.v1 as V1State;
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
     registerMcpTools(server, deps, { state, base: baseUrlOf(ctx, deps.settings) });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // The same bound on a call as on POST /v1/screenshot: a tool's html may be as large as the job's.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_KB * 1024 });
     ctx.res.on('close', () => {
       void transport.close();
       void server.close();

@@ -126,7 +126,14 @@ async function pageContent(deps: V1Deps, job: JobRecord): Promise<string> {
 
 const Device = z.enum(['desktop', 'tablet', 'mobile']);
 const Format = z.enum(['png', 'jpeg', 'webp']);
-const Url = z.string().min(1).describe('http:// or https:// address of the page');
+const Url = z.string().min(1).describe('http:// or https:// address of the page (or give html instead)');
+const Html = z.string().min(1).describe('an HTML document to render instead of a url (at most 5 MB); what it loads meets the same egress policy');
+const BaseUrl = z.string().min(1).describe('with html only: the http:// or https:// address it is rendered at, which its relative addresses resolve against (it is not fetched)');
+
+/** The page a tool call names: url, or html with its base_url; exactly one of the two, as POST /v1/screenshot checks. */
+function pageOf(args: { url?: string; html?: string; base_url?: string }): Record<string, string> {
+  return Object.fromEntries(Object.entries({ url: args.url, html: args.html, base_url: args.base_url }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
 
 /** Registers the appliance's tools on a server made for one request of `caller`. */
 export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCaller): void {
@@ -137,16 +144,18 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
       description:
         'Captures a web page in a real Chromium and returns the picture, with the job that made it (job_id, status_url, screenshot_url). Each call counts as one screenshot call of the API key.',
       inputSchema: {
-        url: Url,
+        url: Url.optional(),
+        html: Html.optional(),
+        base_url: BaseUrl.optional(),
         device: Device.optional().describe('viewport preset: desktop 1920x1080, tablet 1024x768 @2, mobile 390x844 @3 (default desktop)'),
         full_page: z.boolean().optional().describe('capture the whole page, not only the viewport (default false)'),
         format: Format.optional().describe('image format (default png)'),
       },
     },
-    async ({ url, device, full_page, format }, extra) => {
+    async ({ device, full_page, format, ...page }, extra) => {
       let job: JobRecord;
       try {
-        job = await runJob(deps, caller, { url, devices: [device ?? 'desktop'], full_page: full_page ?? false, format: format ?? 'png' }, progressOf(extra));
+        job = await runJob(deps, caller, { ...pageOf(page), devices: [device ?? 'desktop'], full_page: full_page ?? false, format: format ?? 'png' }, progressOf(extra));
       } catch (err) {
         return refusal(err);
       }
@@ -169,12 +178,12 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
       title: 'Read a page',
       description:
         'Loads a web page in a real Chromium and returns its main content as Markdown (a reader view: headings, code blocks, tables, absolute links) and the metadata the page declares (title, description, language, canonical URL, Open Graph, icons, feeds, dates), with the job that read it. Each call counts as one screenshot call of the API key.',
-      inputSchema: { url: Url },
+      inputSchema: { url: Url.optional(), html: Html.optional(), base_url: BaseUrl.optional() },
     },
-    async ({ url }, extra) => {
+    async (page, extra) => {
       let job: JobRecord;
       try {
-        job = await runJob(deps, caller, { url, devices: ['desktop'], extract: ['markdown', 'metadata'] }, progressOf(extra));
+        job = await runJob(deps, caller, { ...pageOf(page), devices: ['desktop'], extract: ['markdown', 'metadata'] }, progressOf(extra));
       } catch (err) {
         return refusal(err);
       }

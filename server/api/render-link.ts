@@ -16,11 +16,21 @@ export const RENDER_LINK_PARAMS = ['key_id', 'signature', 'expires', 'render_tim
  */
 export const SECRET_OPTIONS = ['headers', 'cookies', 'http_auth'] as const;
 
-/** Throws a 400 naming the first secret option (or `html`, which no link can bound) in a render link's parameters. */
+/**
+ * Throws a 400 naming the first secret option in a render link's parameters, or `html` (no link
+ * can bound a document) or `extract` (a link answers with the picture alone, so what it extracted
+ * would be counted and stored for nobody to read).
+ */
 export function refuseSecretOptions(names: Iterable<string>): void {
   for (const name of names) {
     if (name === 'html') {
       throw new ValidationError('html cannot be given in a render link: a document does not fit in a link; send it with POST /v1/screenshot', 'html');
+    }
+    if (name === 'extract') {
+      throw new ValidationError(
+        'extract cannot be given in a render link: a link answers with the picture only; ask for extract with POST /v1/screenshot and read the outputs from GET /v1/screenshot/{job_id}',
+        'extract',
+      );
     }
     if ((SECRET_OPTIONS as readonly string[]).includes(name)) {
       throw new ValidationError(

@@ -67,8 +67,11 @@ describe('the MCP endpoint', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['read_page', 'take_screenshot']);
       const shot = tools.find((t) => t.name === 'take_screenshot')!;
-      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['device', 'format', 'full_page', 'url']);
-      expect(shot.inputSchema.required).toEqual(['url']);
+      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'device', 'format', 'full_page', 'html', 'url']);
+      // url or html: exactly one, which the job's schema checks (a tool error naming them).
+      expect(shot.inputSchema.required ?? []).toEqual([]);
+      const read = tools.find((t) => t.name === 'read_page')!;
+      expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'html', 'url']);
     } finally {
       await client.close();
     }
@@ -126,6 +129,44 @@ describe('the MCP endpoint', () => {
     expect(metadata).toMatchObject({ title: 'Installing the widget', description: 'How to install the widget.', language: 'en' });
     expect(metadata.open_graph).toMatchObject({ title: 'Widget install guide' });
     expect(text).not.toMatch(/<h1|<p>/);
+  }, 180_000);
+
+  it('read_page and take_screenshot take an HTML document instead of a url, with base_url for its relative links', async () => {
+    const { key } = await server.account();
+    const html =
+      '<!doctype html><html lang="en"><head><title>Given document</title></head><body style="margin:0;background:#0c0">' +
+      '<article><h1>Release notes</h1><p>The widget now installs itself in one step, with no questions asked of the operator.</p>' +
+      '<p>See <a href="notes/2.html">the previous notes</a> for what changed before this release of the widget.</p></article></body></html>';
+    const read = await call(key, 'read_page', { html, base_url: `${fixtures.url}/docs/` });
+    expect(read.isError).toBeFalsy();
+    const text = textOf(read);
+    expect(text).toMatch(/^#+ Release notes$/m);
+    expect(text).toContain(`(${fixtures.url}/docs/notes/2.html)`);
+    expect(text).toMatch(/^final_url: /m);
+
+    const shot = await call(key, 'take_screenshot', { html, device: 'mobile' });
+    expect(shot.isError).toBeFalsy();
+    const image = shot.content.find((c) => c.type === 'image') as { data: string };
+    const { data, info } = await sharp(Buffer.from(image.data, 'base64')).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height]).toEqual([1170, 2532]);
+    expect([data[0], data[1], data[2]]).toEqual([0, 204, 0]);
+
+    const both = await call(key, 'take_screenshot', { html, url: `${fixtures.url}/small.html` });
+    expect(both.isError).toBe(true);
+    expect(textOf(both)).toMatch(/^Bad request: .*(url|html)/);
+    const neither = await call(key, 'read_page', {});
+    expect(neither.isError).toBe(true);
+    expect(textOf(neither)).toMatch(/^Bad request: /);
+  }, 180_000);
+
+  it("takes a document as large as POST /v1/screenshot does (past the SDK's 4 MB default)", async () => {
+    const { key } = await server.account();
+    const html = `<!doctype html><body style="margin:0;background:#00c"><!-- ${'x'.repeat(4.5 * 1024 * 1024)} --></body>`;
+    const shot = await call(key, 'take_screenshot', { html });
+    expect(textOf(shot)).toMatch(/^status: completed$/m);
+    const image = shot.content.find((c) => c.type === 'image') as { data: string };
+    const { data } = await sharp(Buffer.from(image.data, 'base64')).raw().toBuffer({ resolveWithObject: true });
+    expect([data[0], data[1], data[2]]).toEqual([0, 0, 204]);
   }, 180_000);
 
   it('answers with the X-RateLimit-* headers of the key, as every v1 route does', async () => {

@@ -214,6 +214,19 @@ describe('what a render link may carry', () => {
     expect(jobs.body.jobs).toEqual([]);
   });
 
+  it('refuses extract with 400 naming it, signed or made by the panel: a link answers with the picture only', async () => {
+    const s = await signer();
+    for (const value of ['markdown', JSON.stringify(['text', 'links'])]) {
+      const res = await fetch(link(s, { url: page('extract'), extract: value }));
+      expect(res.status, value).toBe(400);
+      expect((await res.json()).message).toMatch(/^extract cannot be given in a render link: .*POST \/v1\/screenshot/);
+    }
+    const made = await server.admin('POST', `/keys/${s.keyId}/render-link`, { url: page('panel'), extract: ['markdown'] });
+    expect(made.status).toBe(400);
+    expect(made.body.message).toMatch(/^extract cannot be given in a render link/);
+    expect(await usage(s)).toBe(0);
+  });
+
   it('refuses a user name or password in url with 400 pointing to http_auth, in a link and in a POST body', async () => {
     const s = await signer();
     const base = new URL(fixtures.url);

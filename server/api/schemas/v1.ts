@@ -139,7 +139,7 @@ export const captureOptionFields = {
       uniqueItems: true,
       description:
         'Outputs computed from the same render: markdown and text (the main content, as a reader view sees it), metadata (inline in the completed job), ' +
-        'links (every link of the page); read with include_markdown, include_text and include_links. What cannot be extracted is an extract_failed warning, never a failed job',
+        'links (every link of the page); read with include_markdown, include_text and include_links. What cannot be extracted is an extract_failed warning, never a failed job. Not in render links',
     }),
   ),
   image_width: Type.Optional(
