@@ -25,7 +25,11 @@ export interface PageExtract {
 }
 
 type ReadabilityClass = new (doc: Document, options?: object) => { parse(): { title?: string | null; content?: string | null; textContent?: string | null } | null };
-type TurndownClass = new (options?: object) => { use(plugin: unknown): void; turndown(html: string): string };
+interface TurndownRule {
+  filter: (node: HTMLElement) => boolean;
+  replacement: (content: string, node: HTMLElement) => string;
+}
+type TurndownClass = new (options?: object) => { use(plugin: unknown): void; addRule(name: string, rule: TurndownRule): void; turndown(html: string): string };
 
 export function extractInPage(Readability: ReadabilityClass, Turndown: TurndownClass, gfm: unknown, args: ExtractArgs): PageExtract {
   const out: PageExtract = { failed: [] };
@@ -42,6 +46,19 @@ export function extractInPage(Readability: ReadabilityClass, Turndown: TurndownC
       if (args.markdown) {
         const turndown = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
         turndown.use(gfm);
+        // A block of code is the whole text of its <pre>: Turndown's own rule keeps only a first
+        // <code> child's, and drops the rest of a shell session written as prompt, then command.
+        turndown.addRule('preformatted', {
+          filter: (node) => node.nodeName === 'PRE',
+          replacement: (_content, node) => {
+            const code = (node.textContent || '').replace(/\n$/, '');
+            const classes = `${node.getAttribute('class') || ''} ${(node.querySelector('code') && node.querySelector('code')!.getAttribute('class')) || ''}`;
+            const language = (/(?:^|\s)lang(?:uage)?-([\w+#-]+)/.exec(classes) || ['', ''])[1];
+            let fence = '```';
+            while (new RegExp(`^${fence}`, 'm').test(code)) fence += '`';
+            return `\n\n${fence}${language}\n${code}\n${fence}\n\n`;
+          },
+        });
         const body = turndown.turndown(article.content).trim();
         out.markdown = (title ? `# ${title}\n\n` : '') + body + '\n';
       }

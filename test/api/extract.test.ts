@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 // Outputs from the same render (`extract`) through the real API: Markdown, text, metadata and
 // links of fixture pages modelled on documentation pages, the include_* parameters, and
 // extraction that fails without failing the job. Real server, real Chromium, pages on loopback;
@@ -8,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ContractChecker, observe } from '../contract/openapi-checker.js';
+import { corpusList, startCorpusServer } from '../helpers/corpus.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
 const DOC_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Configuring the resolver</title></head><body>
@@ -71,8 +73,12 @@ const HOSTILE_PAGE = `<!doctype html><html><head><title>Hostile</title></head><b
 
 const MANY_LINKS_PAGE = `<!doctype html><html><head><title>Many</title></head><body>${Array.from({ length: 5003 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join(' ')}</body></html>`;
 
+// 5.5 MB of text in two-byte characters (é) in one article: more than the 5 MB kept of each output.
+const LONG_PAGE = `<!doctype html><html><head><title>Long</title></head><body><article><h1>Long</h1>${Array.from({ length: 55 }, (_, i) => `<p>${i} ${'é'.repeat(50_000)}</p>`).join('')}</article></body></html>`;
+
 const PAGES: Record<string, string> = {
   '/many.html': MANY_LINKS_PAGE,
+  '/long.html': LONG_PAGE,
   '/doc/resolver.html': DOC_PAGE,
   '/meta.html': META_PAGE,
   '/links/index.html': LINKS_PAGE,
@@ -210,6 +216,59 @@ describe('extract through the API', () => {
     expect(job.links).toHaveLength(5000);
     expect(job.links[4999]).toEqual({ url: `${siteUrl}/p/4999`, text: '4999' });
   });
+
+  it('keeps at most 5 MB of Markdown and of text, cut between characters', async () => {
+    const id = await captured({ url: `${siteUrl}/long.html`, extract: ['markdown', 'text'] });
+    const job = await getV1(`/screenshot/${id}?include_markdown=1&include_text=1`);
+    for (const kind of ['markdown', 'text'] as const) {
+      const bytes = Buffer.byteLength(job[kind]);
+      expect(bytes, kind).toBeLessThanOrEqual(5 * 1024 * 1024);
+      expect(bytes, kind).toBeGreaterThan(5 * 1024 * 1024 - 4);
+      // Whole characters only: no replacement character where a two-byte one was cut.
+      expect(job[kind].endsWith('é'), kind).toBe(true);
+      expect(job[kind], kind).not.toContain('\uFFFD');
+    }
+    expect(job.markdown).toMatch(/^# Long/);
+  }, 120_000);
+
+  it('clears has_markdown, has_text and has_links and removes their files when the retention period passes', async () => {
+    const id = await captured({ url: `${siteUrl}/doc/resolver.html`, extract: ['markdown', 'text', 'links', 'metadata'] });
+    const files = server.srv.services.files;
+    const outputs = ['markdown', 'text', 'links'] as const;
+    for (const output of outputs) await fs.access(files.outputPath(id, output));
+    // The job ended eight days ago: past the default retention of seven.
+    await server.srv.services.stores.jobs.update(id, { completed_at: Date.now() - 8 * 86_400_000 });
+    expect(await server.srv.services.retention.sweep()).toBeGreaterThan(0);
+    const job = await getV1(`/screenshot/${id}?include_markdown=1&include_text=1&include_links=1`);
+    expect(job).toMatchObject({ expired: true, has_markdown: false, has_text: false, has_links: false });
+    for (const output of ['markdown', 'text', 'links']) expect(job).not.toHaveProperty(output);
+    for (const output of outputs) await expect(fs.access(files.outputPath(id, output))).rejects.toThrow();
+  });
+
+  it.each([
+    ['git-tutorial', 'This tutorial explains how to import a new project into Git', '$ git init'],
+    ['rust-book-ownership', 'Ownership', 'let s = String::from("hello");'],
+    // Each command is written as a prompt in one <code>, then the command in another.
+    ['handbook-ja', 'apt-get', '$ aptitude why python3-debian\ni   aptitude         Suggests apt-xapian-index'],
+  ])('reads a real documentation page (%s): its title first, its code in fenced blocks, its links absolute', async (id, text, code) => {
+    const page = corpusList().pages.find((p) => p.id === id)!;
+    const corpus = await startCorpusServer();
+    try {
+      const jobId = await captured({ url: corpus.url + page.path, extract: ['markdown', 'metadata', 'links'] });
+      const job = await getV1(`/screenshot/${jobId}?include_markdown=1&include_links=1`);
+      expect(job.warnings.filter((w: { code: string }) => w.code === 'extract_failed')).toEqual([]);
+      expect(job.markdown.split('\n')[0]).toBe(`# ${job.metadata.title}`);
+      expect(job.markdown).toContain(text);
+      const blocks = [...job.markdown.matchAll(/^```[a-z]*\n([\s\S]*?)\n```$/gm)].map((m) => m[1]);
+      expect(blocks.some((block) => block.includes(code)), `a fenced block holding ${code}`).toBe(true);
+      expect(job.links.length).toBeGreaterThan(0);
+      for (const link of job.links) expect(link.url).toMatch(/^https?:\/\//);
+      // Links in the Markdown are absolute, or point within the page.
+      for (const [, href] of job.markdown.matchAll(/\]\(([^)\s]+)/g)) expect(href).toMatch(/^(https?:|mailto:|#)/);
+    } finally {
+      await corpus.close();
+    }
+  }, 120_000);
 
   it('completes a job whose page breaks extraction, with an extract_failed warning naming each output', async () => {
     const id = await captured({ url: `${siteUrl}/hostile.html`, extract: ['markdown', 'text', 'metadata', 'links'] });
