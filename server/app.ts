@@ -7,12 +7,12 @@ import { adminRoutes } from './api/admin-routes.js';
 import { adminStatic, findRendererDir } from './api/admin-static.js';
 import { fileRoutes } from './api/file-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
+import { metricsEndpoint } from './api/metrics-route.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
 import { renderRoutes } from './api/render-routes.js';
 import { v1Routes } from './api/v1-routes.js';
 import { oneBrowser } from './capture/engine.js';
 import { errorMiddleware } from './errors.js';
-import { metricsEndpoint } from './metrics/metrics-route.js';
 import { readiness } from './metrics/readiness.js';
 import type { Services } from './services.js';
 

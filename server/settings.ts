@@ -1,8 +1,8 @@
-import { type Settings, SettingsUpdate } from './api/schemas/admin.js';
-import { validateBody } from './api/validate.js';
-import { canonicalEntry } from './auth/ip-whitelist.js';
 import type { Config } from './config.js';
+import { type Settings, SettingsUpdate } from './contract/admin.js';
+import { validateBody } from './contract/validate.js';
 import { ValidationError } from './errors.js';
+import { canonicalEntry } from './ip-whitelist.js';
 import type { SettingsStore } from './store/stores.js';
 
 export type { Settings };

@@ -1,9 +1,9 @@
 // The shapes the admin API answers with, derived from the schemas that validate and document
-// it (server/api/schemas/), so the panel and the server cannot drift apart. Types only: no
+// it (server/contract/), so the panel and the server cannot drift apart. Types only: no
 // server code reaches the bundle.
 
-import type { Account, AdminJob, ApiKey, ApiKeyCreated, Plan, Settings, Status, UsageByDay, WebhookDelivery } from '../../server/api/schemas/admin.js';
-import type { CaptureWarning, JobStatus, QueueStats } from '../../server/api/schemas/common.js';
+import type { Account, AdminJob, ApiKey, ApiKeyCreated, Plan, Settings, Status, UsageByDay, WebhookDelivery } from '../../server/contract/admin.js';
+import type { CaptureWarning, JobStatus, QueueStats } from '../../server/contract/common.js';
 
 export type { Account, AdminJob, CaptureWarning, JobStatus,Plan, Settings, Status, WebhookDelivery };
 export type QueueState = QueueStats;

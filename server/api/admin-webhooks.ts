@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
 
+import { WebhooksQuery } from '../contract/admin.js';
+import { validateQuery } from '../contract/validate.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { WebhooksQuery } from './schemas/admin.js';
-import { validateQuery } from './validate.js';
 
 /**
  * Webhook deliveries for the admin API: `GET /admin/api/webhooks?job_id=&limit=` answers

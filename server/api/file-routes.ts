@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 
 import { clientAddress } from '../auth/client-address.js';
 import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
+import { FILE_NAME_PATTERN } from '../contract/v1.js';
 import { notFound } from '../errors.js';
 import type { JobService } from '../jobs/job-service.js';
 import { rateLimitError } from '../limits/quota.js';
@@ -14,7 +15,6 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
 import { exactRouter } from './routing.js';
-import { FILE_NAME_PATTERN } from './schemas/v1.js';
 
 const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
 const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp', pdf: 'pdf' };

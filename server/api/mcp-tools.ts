@@ -6,8 +6,8 @@ import { z } from 'zod';
 
 import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { ApiError, ValidationError } from '../errors.js';
-import type { JobRecord } from '../jobs/job-record.js';
 import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
+import type { JobRecord } from '../store/records/job-record.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import type { V1State } from './v1-auth.js';
 import { requestJobs, type V1Deps } from './v1-routes.js';

@@ -1,13 +1,15 @@
 import type { Context, Next } from 'koa';
 
-import type { AccountRecord, AccountService } from '../auth/accounts.js';
-import type { ApiKeyService, KeyRecord } from '../auth/api-keys.js';
+import type { AccountService } from '../auth/accounts.js';
+import type { ApiKeyService } from '../auth/api-keys.js';
 import { clientAddress } from '../auth/client-address.js';
-import { isAllowed } from '../auth/ip-whitelist.js';
 import { ApiError } from '../errors.js';
+import { isAllowed } from '../ip-whitelist.js';
 import type { QuotaService } from '../limits/quota.js';
 import { rateLimitError } from '../limits/quota.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { AccountRecord } from '../store/records/account-record.js';
+import type { KeyRecord } from '../store/records/key-record.js';
 
 export interface V1State {
   account: AccountRecord;

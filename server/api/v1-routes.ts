@@ -2,8 +2,10 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 
+import { MAX_BODY_KB, ScreenshotQuery } from '../contract/v1.js';
+import { validateQuery } from '../contract/validate.js';
 import { ApiError, badRequest } from '../errors.js';
-import type { CreateParams } from '../jobs/job-record.js';
+import type { CreateParams } from '../jobs/create-params.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService, RequestedJob } from '../jobs/job-service.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
@@ -11,10 +13,8 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { type Clock,formatIsoSeconds, nextUtcMidnight } from '../time.js';
 import { exactRouter } from './routing.js';
-import { MAX_BODY_KB, ScreenshotQuery } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
-import { validateQuery } from './validate.js';
 
 export interface V1Deps extends V1AuthDeps {
   jobs: JobService;

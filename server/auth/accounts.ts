@@ -1,25 +1,13 @@
 import crypto from 'node:crypto';
 
-import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../api/schemas/admin.js';
-import type { Filled } from '../api/validate.js';
+import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../contract/admin.js';
+import type { Filled } from '../contract/validate.js';
 import { notFound, ValidationError } from '../errors.js';
+import type { AccountRecord } from '../store/records/account-record.js';
 import { type AccountStore, EmailTakenError } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
 
 export { type Plan,PLANS };
-
-export interface AccountRecord {
-  _id: string;
-  email: string;
-  email_verified: boolean;
-  plan: Plan;
-  daily_limit: number;
-  monthly_limit: number;
-  created_at: number;
-  webhook_secret: string;
-  previous_webhook_secret?: string;
-  previous_webhook_secret_until?: number;
-}
 
 /** How long a rotated-out webhook secret keeps signing beside the new one. */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;

@@ -2,13 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { writePrivateFile } from '../store/data-dir.js';
+import { ADMIN_TOKEN_FILE, SHARED_ADMIN_TOKEN, writePrivateFile } from '../store/data-dir.js';
 import type { SharedValues } from '../store/stores.js';
-
-/** The token's file in the data directory, where the CLI's account and key commands read it. */
-export const ADMIN_TOKEN_FILE = 'admin-token';
-/** Cluster mode: the token's name among the values every node shares. */
-export const SHARED_ADMIN_TOKEN = 'admin_token';
 
 /** Reads `<dataDir>/admin-token`, creating it (mode 0600) at first start. */
 export function loadOrCreateAdminToken(dataDir: string): string {

@@ -1,30 +1,13 @@
 import crypto from 'node:crypto';
 
-import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../api/schemas/admin.js';
-import type { Filled } from '../api/validate.js';
+import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../contract/admin.js';
+import type { Filled } from '../contract/validate.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { notFound, ValidationError } from '../errors.js';
-import type { SecretBox } from '../jobs/secret-box.js';
+import { canonicalWhitelist } from '../ip-whitelist.js';
+import type { KeyRecord } from '../store/records/key-record.js';
 import type { KeyStore } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
-import { canonicalWhitelist } from './ip-whitelist.js';
-
-export interface KeyRecord {
-  _id: string;
-  account_id: string;
-  name: string;
-  /** SHA-256 of the key, hex. The key itself is never stored. */
-  hash: string;
-  prefix: string;
-  ip_whitelist: string[];
-  created_at: number;
-  last_used_at: number | null;
-  revoked: boolean;
-  /**
-   * The key's render-link signing secret, sealed (SecretBox): the service must read it back to
-   * check signatures, so it cannot be hashed like the key. Absent on keys made before render links.
-   */
-  sealed_signing_secret?: string;
-}
 
 const KEY_PREFIX = 'sa_';
 /** Render-link signing secrets: `sas_` and 32 random bytes in base64url. */

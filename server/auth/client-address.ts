@@ -1,4 +1,4 @@
-import { isAllowed, normalizeAddress } from './ip-whitelist.js';
+import { isAllowed, normalizeAddress } from '../ip-whitelist.js';
 
 /**
  * The address a request comes from: the socket's peer, or — only when that peer is a

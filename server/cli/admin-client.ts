@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ADMIN_TOKEN_FILE } from '../auth/admin-token.js';
+import { ADMIN_TOKEN_FILE } from '../store/data-dir.js';
 import { UsageError } from './usage-error.js';
 
 /**

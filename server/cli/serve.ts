@@ -1,9 +1,9 @@
 import path from 'node:path';
 
-import { ADMIN_TOKEN_FILE } from '../auth/admin-token.js';
 import { type Config, loadConfig } from '../config.js';
 import { createLogger, type LogLevel } from '../logger.js';
 import { startServer } from '../server.js';
+import { ADMIN_TOKEN_FILE } from '../store/data-dir.js';
 import { UsageError, wholeNumber } from './usage-error.js';
 
 export interface ServeOptions {

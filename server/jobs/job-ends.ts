@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
+import { hasEnded, type JobRecord } from '../store/records/job-record.js';
 import type { JobChange, JobStore } from '../store/stores.js';
-import { hasEnded, type JobRecord } from './job-record.js';
 
 /** How often a job's end that could not be stored (a full disk) is written again. */
 const SAVE_RETRY_MS = 5000;

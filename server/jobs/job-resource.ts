@@ -1,5 +1,5 @@
+import type { JobRecord } from '../store/records/job-record.js';
 import { formatSpecTime } from '../time.js';
-import type { JobRecord } from './job-record.js';
 
 /** Absolute address of a job's status endpoint. */
 export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/screenshot/${jobId}`;

@@ -5,17 +5,18 @@ import PQueue from 'p-queue';
 import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult } from '../capture/engine.js';
 import { HTML_JOB_URL } from '../capture/html-document.js';
 import { PRESETS } from '../capture/presets.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
+import { fairTurns } from '../store/fair-turns.js';
 import type { FileStore } from '../store/file-store.js';
+import type { JobSecrets } from '../store/records/job-options.js';
+import type { JobRecord } from '../store/records/job-record.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import { describeFailure } from './failure-message.js';
-import { FairQueue, fairTurns, type QueuedJob } from './fair-queue.js';
+import { FairQueue, type QueuedJob } from './fair-queue.js';
 import type { JobEnds } from './job-ends.js';
-import type { JobSecrets } from './job-options.js';
-import type { JobRecord } from './job-record.js';
-import type { SecretBox } from './secret-box.js';
 
 /** Decides whether the service may reach a URL; throws with the reason when not. */
 export interface UrlGuard {

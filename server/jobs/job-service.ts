@@ -1,17 +1,18 @@
 import crypto from 'node:crypto';
 
 import { type DeviceName, PRESETS } from '../capture/presets.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiError, notFound } from '../errors.js';
 import { KeyedTurns } from '../keyed-turns.js';
 import type { SettingsService } from '../settings.js';
+import { secretNames } from '../store/records/job-options.js';
+import { hasEnded, type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../store/records/job-record.js';
 import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
+import type { CreateParams } from './create-params.js';
 import type { JobEnds } from './job-ends.js';
-import { secretNames } from './job-options.js';
-import { type CreateParams, hasEnded, type JobRecord, type JobStatus, UNFINISHED_STATUSES } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
 import { resultCacheKey } from './result-cache.js';
-import type { SecretBox } from './secret-box.js';
 
 export type { QueueStats, UrlGuard } from './job-runner.js';
 

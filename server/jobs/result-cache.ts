@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 
 import type { DeviceName } from '../capture/presets.js';
-import type { CreateParams } from './job-record.js';
+import type { CreateParams } from './create-params.js';
 
 /** JSON with the keys of every object sorted, so equal values give equal text. */
 function stableJson(value: unknown): string {

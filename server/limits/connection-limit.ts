@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 
-import { isAllowed, normalizeAddress } from '../auth/ip-whitelist.js';
+import { isAllowed, normalizeAddress } from '../ip-whitelist.js';
 
 /**
  * Open connections per client address. A client past `max` is still accepted (so it can be

@@ -2,9 +2,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 import { WARNING_CODES } from '../capture/capture-warnings.js';
 import { EgressDeniedError } from '../egress/policy.js';
-import type { JobRecord } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryStatus } from '../webhooks/delivery-store.js';
+import type { DeliveryStatus } from '../store/records/delivery-record.js';
+import type { JobRecord } from '../store/records/job-record.js';
 import { egressReasonLabel } from './egress-reason.js';
 import { FAILURE_CLASSES, failureClass } from './failure-class.js';
 import { type LogEvent, tapLogger } from './log-tap.js';

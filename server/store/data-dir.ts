@@ -8,6 +8,15 @@ export const PRIVATE_DIR_MODE = 0o700;
 /** Every file the service writes there (accounts.db holds webhook secrets). */
 export const PRIVATE_FILE_MODE = 0o600;
 
+/** The admin token's file, where the CLI's account and key commands read it. */
+export const ADMIN_TOKEN_FILE = 'admin-token';
+/** Cluster mode: the admin token's name among the values every node shares. */
+export const SHARED_ADMIN_TOKEN = 'admin_token';
+/** The key sealing job secrets and signing secrets (SecretBox): 0600, 32 random bytes, made at first use. */
+export const SECRET_KEY_FILE = 'job-secrets.key';
+/** Cluster mode: that key's name among the values every node shares (base64). */
+export const SHARED_SECRET_KEY = 'job_secrets_key';
+
 /** Writes `data` to `file` readable by this user only (0600), also over a file that had other permissions. */
 export function writePrivateFile(file: string, data: string | Buffer): void {
   fs.writeFileSync(file, data, { mode: PRIVATE_FILE_MODE });

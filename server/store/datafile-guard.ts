@@ -5,8 +5,8 @@ import type { Logger } from '../logger.js';
 import { PRIVATE_FILE_MODE } from './data-dir.js';
 import { DiskFullError, isDiskFull } from './disk-full.js';
 import type { IndexDefinition } from './history-prefilter.js';
+import type { NedbFile } from './nedb-file.js';
 import { foldDatafile, type FoldSource } from './nedb-fold.js';
-import type { NedbFile } from './nedb-stores.js';
 
 type Doc = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
 import type { DeliveryStore } from './stores.js';
 
 /** The ways a delivery has no reservation holding at `now`: none made, the last attempt ended it, or it ran out. */

@@ -1,9 +1,9 @@
-import { fairTurns } from '../jobs/fair-queue.js';
-import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../jobs/job-record.js';
 import { KeyedTurns } from '../keyed-turns.js';
 import { HOUR_MS } from '../time.js';
 import { indexedFields } from './datafile-guard.js';
-import type { NedbFile } from './nedb-stores.js';
+import { fairTurns } from './fair-turns.js';
+import type { NedbFile } from './nedb-file.js';
+import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from './records/job-record.js';
 import type { JobChange, JobListFilter, JobStore } from './stores.js';
 
 /** The job list reads back in time an hour, then spans twice as long as the last, up to this; then all that is left. */

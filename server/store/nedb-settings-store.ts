@@ -1,6 +1,6 @@
-import type { Settings } from '../api/schemas/admin.js';
+import type { Settings } from '../contract/admin.js';
 import { KeyedTurns } from '../keyed-turns.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 import type { SettingsStore, SharedValues } from './stores.js';
 
 /** The one document of settings.db: what the admin saved. */

@@ -1,5 +1,5 @@
 import { KeyedTurns } from '../keyed-turns.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 import type { Admission, UsageDay, UsageStore } from './stores.js';
 
 /** One account's calls on one UTC day in usage.db. */

@@ -1,9 +1,9 @@
-import type { Settings } from '../api/schemas/admin.js';
-import type { AccountRecord } from '../auth/accounts.js';
-import type { KeyRecord } from '../auth/api-keys.js';
+import type { Settings } from '../contract/admin.js';
 import { ApiError } from '../errors.js';
-import type { EndStatus, JobRecord, JobStatus } from '../jobs/job-record.js';
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
+import type { AccountRecord } from './records/account-record.js';
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
+import type { EndStatus, JobRecord, JobStatus } from './records/job-record.js';
+import type { KeyRecord } from './records/key-record.js';
 
 /*
  * The stores the services work through. Each backend (NeDB in the data directory, PostgreSQL

@@ -1,7 +1,5 @@
+import type { DeliveryDoc, DeliveryStatus, EventType } from '../store/records/delivery-record.js';
 import { formatIsoSeconds } from '../time.js';
-
-export type EventType = 'screenshot.completed' | 'screenshot.failed';
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 /** One try at delivering, as recorded. */
 export interface WebhookAttempt {
@@ -30,29 +28,6 @@ export interface WebhookDelivery {
   created_at: string;
   completed_at: string | null;
 }
-
-/** The stored document; times are epoch milliseconds. */
-export interface DeliveryDoc {
-  _id: string;
-  job_id: string;
-  account_id: string;
-  url: string;
-  type: EventType;
-  /** The exact JSON body, so every attempt signs and sends the same bytes. */
-  body: string;
-  status: DeliveryStatus;
-  attempts: Array<{ at: number; status_code: number | null; error: string | null; duration_ms: number; manual: boolean }>;
-  /** Scheduled (not manual) attempts made so far. */
-  scheduled_attempts: number;
-  next_attempt_at: number | null;
-  created_at: number;
-  completed_at: number | null;
-  /** Cluster mode: the node making the next attempt, and until when that reservation holds. */
-  reserved_by?: string | null;
-  reserved_until?: number | null;
-}
-
-export type AttemptRecord = DeliveryDoc['attempts'][number];
 
 export function deliveryView(doc: DeliveryDoc): WebhookDelivery {
   return {

@@ -1,6 +1,6 @@
-import type { JobRecord } from '../jobs/job-record.js';
 import { toStatusResource } from '../jobs/job-resource.js';
 import type { Logger } from '../logger.js';
+import type { JobRecord } from '../store/records/job-record.js';
 import type { JobStore } from '../store/stores.js';
 import type { WebhookService } from './webhook-service.js';
 

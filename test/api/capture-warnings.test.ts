@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { JobRecord } from '../../server/jobs/job-record.js';
+import type { JobRecord } from '../../server/store/records/job-record.js';
 import { ContractChecker, observe } from '../contract/openapi-checker.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { clientAddress } from '../../server/auth/client-address.js';
-import { canonicalEntry, canonicalWhitelist, isAllowed, normalizeAddress } from '../../server/auth/ip-whitelist.js';
+import { canonicalEntry, canonicalWhitelist, isAllowed, normalizeAddress } from '../../server/ip-whitelist.js';
 
 describe('IP whitelist', () => {
   it('allows everyone when the list is empty', () => {

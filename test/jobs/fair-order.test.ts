@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { FairQueue, fairTurns, type QueuedJob } from '../../server/jobs/fair-queue.js';
+import { FairQueue, type QueuedJob } from '../../server/jobs/fair-queue.js';
+import { fairTurns } from '../../server/store/fair-turns.js';
 
 let created = 0;
 const job = (accountId: string, turn: number, fields: Partial<QueuedJob> = {}): QueuedJob => ({

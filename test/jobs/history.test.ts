@@ -3,15 +3,15 @@ import path from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { JobRecord } from '../../server/jobs/job-record.js';
 import { Retention } from '../../server/jobs/retention.js';
 import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
 import { SettingsService } from '../../server/settings.js';
 import { FileStore } from '../../server/store/file-store.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
+import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { Stores } from '../../server/store/stores.js';
-import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // The history period on real NeDB files and a real files directory: jobs older than

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { backupDataDir, restoreDataDir } from '../../server/cli/backup.js';
 import { readTarGz } from '../../server/cli/tar.js';
-import { SECRET_KEY_FILE, SecretBox } from '../../server/jobs/secret-box.js';
+import { SecretBox } from '../../server/crypto/secret-box.js';
+import { SECRET_KEY_FILE } from '../../server/store/data-dir.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { runCli } from '../helpers/cli-process.js';
 import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 
-import type { AccountRecord } from '../../server/auth/accounts.js';
-import type { KeyRecord } from '../../server/auth/api-keys.js';
-import type { JobRecord } from '../../server/jobs/job-record.js';
-import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
+import type { AccountRecord } from '../../server/store/records/account-record.js';
+import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
+import type { JobRecord } from '../../server/store/records/job-record.js';
+import type { KeyRecord } from '../../server/store/records/key-record.js';
 
 // Records as the services write them, with every field a real one has, for the store
 // conformance suite; each case overrides what it is about.

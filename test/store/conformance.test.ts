@@ -4,10 +4,10 @@ import fs from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import type { JobRecord } from '../../server/jobs/job-record.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { openPgStores } from '../../server/store/pg/pg-stores.js';
+import type { JobRecord } from '../../server/store/records/job-record.js';
 import { EmailTakenError, type Stores } from '../../server/store/stores.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';

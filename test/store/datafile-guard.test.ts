@@ -3,11 +3,11 @@ import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
+import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { Stores } from '../../server/store/stores.js';
-import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
 // Real NeDB files on a small tmpfs that the tests fill up.

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { ApiKeyService } from '../../server/auth/api-keys.js';
-import { SecretBox } from '../../server/jobs/secret-box.js';
+import { SecretBox } from '../../server/crypto/secret-box.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import { systemClock } from '../../server/time.js';

@@ -3,11 +3,11 @@ import path from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { FileStore } from '../../server/store/file-store.js';
 import { prepareJobsFile } from '../../server/store/history-prefilter.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
+import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { SettingsStore, Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startTestServer } from '../helpers/test-server.js';

@@ -27,7 +27,7 @@ type FieldName = (typeof ALL_FIELDS)[number];
 
 /**
  * Each number as the form shows it. The time-outs are typed in seconds and sent in the
- * milliseconds the admin API keeps; their range is the API's (server/api/schemas/admin.ts), the
+ * milliseconds the admin API keeps; their range is the API's (server/contract/admin.ts), the
  * other bounds the server checks alone and explains in its 400.
  */
 const NUMBER_INFO: Record<NumberField, { label: string; hint: string; min: number; max?: number; perUnit?: number }> = {

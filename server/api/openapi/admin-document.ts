@@ -1,5 +1,3 @@
-import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
-import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import {
   AccountCreate,
   AccountUpdate,
@@ -11,8 +9,10 @@ import {
   SettingsUpdate,
   UsageQuery,
   WebhooksQuery,
-} from '../schemas/admin.js';
-import { ScreenshotRequest } from '../schemas/v1.js';
+} from '../../contract/admin.js';
+import { ScreenshotRequest } from '../../contract/v1.js';
+import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
+import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 
+import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
-import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../schemas/v1.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });

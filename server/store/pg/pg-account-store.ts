@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import type { AccountRecord } from '../../auth/accounts.js';
+import type { AccountRecord } from '../records/account-record.js';
 import { type AccountStore, EmailTakenError, type NewAccount } from '../stores.js';
 import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 import { newRecordId } from './record-id.js';

@@ -2,13 +2,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ADMIN_TOKEN_FILE, SHARED_ADMIN_TOKEN } from '../../auth/admin-token.js';
-import { hasEnded } from '../../jobs/job-record.js';
-import { SECRET_KEY_FILE, SHARED_SECRET_KEY } from '../../jobs/secret-box.js';
 import type { Logger } from '../../logger.js';
+import { ADMIN_TOKEN_FILE, SECRET_KEY_FILE, SHARED_ADMIN_TOKEN, SHARED_SECRET_KEY } from '../data-dir.js';
 import { acquireDataLock } from '../data-lock.js';
 import { JOB_SECRETS_DIR } from '../job-secret-files.js';
 import { openNedbStores } from '../nedb-stores.js';
+import { hasEnded } from '../records/job-record.js';
 import { migrate } from './migrations.js';
 import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { createPool, inTransaction, toJsonb } from './pg-pool.js';

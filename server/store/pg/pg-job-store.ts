@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
-import { fairTurns } from '../../jobs/fair-queue.js';
-import { END_STATUSES, type JobRecord, type JobStatus } from '../../jobs/job-record.js';
+import { fairTurns } from '../fair-turns.js';
+import { END_STATUSES, type JobRecord, type JobStatus } from '../records/job-record.js';
 import type { JobChange, JobListFilter, JobStore } from '../stores.js';
 import { inTransaction, selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import type { KeyRecord } from '../../auth/api-keys.js';
+import type { KeyRecord } from '../records/key-record.js';
 import type { KeyStore, NewKey } from '../stores.js';
 import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 import { newRecordId } from './record-id.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import type { Settings } from '../../api/schemas/admin.js';
+import type { Settings } from '../../contract/admin.js';
 import type { SettingsStore } from '../stores.js';
 import { selectDoc, toJsonb } from './pg-pool.js';
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import type { EndStatus } from '../../jobs/job-record.js';
+import type { EndStatus } from '../records/job-record.js';
 import type { HourlyEnds, StatsStore } from '../stores.js';
 
 /** The hourly_ends table: job ends per UTC hour, counted as jobs end. */

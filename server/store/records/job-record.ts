@@ -1,8 +1,8 @@
-import type { CaptureWarning } from '../capture/capture-warnings.js';
-import type { ImageFormat } from '../capture/engine.js';
-import type { PageMetadata } from '../capture/extract.js';
-import type { DeviceName, PresetName } from '../capture/presets.js';
-import type { JobOptions, JobSecrets, SecretNames } from './job-options.js';
+import type { CaptureWarning } from '../../capture/capture-warnings.js';
+import type { ImageFormat } from '../../capture/engine.js';
+import type { PageMetadata } from '../../capture/extract.js';
+import type { DeviceName, PresetName } from '../../capture/presets.js';
+import type { JobOptions, SecretNames } from './job-options.js';
 
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 /** The states a job ends in. */
@@ -89,23 +89,4 @@ export interface JobRecord {
   /** Cluster mode: the node running the job, and until when its claim holds unless renewed. */
   lease_owner?: string | null;
   lease_until?: number | null;
-}
-
-/** What a valid POST /v1/screenshot asks for, before it becomes jobs. */
-export interface CreateParams {
-  url: string;
-  devices: DeviceName[];
-  full_page: boolean;
-  googlebot: boolean;
-  callback_url: string | null;
-  /** Viewport overrides in CSS pixels; the preset's size where null. */
-  width: number | null;
-  height: number | null;
-  format: ImageFormat;
-  quality: number | null;
-  options: JobOptions;
-  /** Secrets to seal in the job; null when the request gave none. */
-  secrets: JobSecrets | null;
-  /** Seconds an earlier identical result may be served instead of a new capture; 0 never. */
-  cache_ttl: number;
 }

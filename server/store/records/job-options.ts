@@ -1,4 +1,4 @@
-import type { CaptureOptions } from '../capture/capture-options.js';
+import type { CaptureOptions } from '../../capture/capture-options.js';
 
 // A job's capture options as they are kept: what may be shown (JobOptions, in the job record
 // and its views) apart from the secrets (JobSecrets, sealed by SecretBox until the job ends).

@@ -4,7 +4,7 @@ import type { Static, TSchema } from 'typebox';
 
 import { ValidationError } from '../errors.js';
 
-// Requests are checked against the schemas of server/api/schemas/ with ajv, and a refusal
+// Requests are checked against the schemas of server/contract/ with ajv, and a refusal
 // reads as it always has: 400 `{error: "Bad request", message}` whose message names the field
 // and says what it must be, worded from the schema that refused it.
 

@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 
-import { adminAuth, type AdminAuthDeps, adminNetworkGuard } from '../api/admin-auth.js';
 import { ApiError } from '../errors.js';
-import type { ServiceMetrics } from './service-metrics.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import { adminAuth, type AdminAuthDeps, adminNetworkGuard } from './admin-auth.js';
 
 export interface MetricsRouteDeps extends AdminAuthDeps {
   /** Addresses allowed to scrape; `SCREENSHOT_METRICS_ALLOW`, the admin ranges by default. */

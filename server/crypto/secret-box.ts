@@ -2,13 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { writePrivateFile } from '../store/data-dir.js';
+import { SECRET_KEY_FILE, SHARED_SECRET_KEY, writePrivateFile } from '../store/data-dir.js';
 import type { SharedValues } from '../store/stores.js';
-
-/** The key file in the data directory (0600, 32 random bytes, made at first use). */
-export const SECRET_KEY_FILE = 'job-secrets.key';
-/** Cluster mode: the key's name among the values every node shares (base64). */
-export const SHARED_SECRET_KEY = 'job_secrets_key';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;

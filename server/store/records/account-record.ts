@@ -1,0 +1,15 @@
+import type { Plan } from '../../contract/admin.js';
+
+/** An account as the stores keep it; times are epoch milliseconds. */
+export interface AccountRecord {
+  _id: string;
+  email: string;
+  email_verified: boolean;
+  plan: Plan;
+  daily_limit: number;
+  monthly_limit: number;
+  created_at: number;
+  webhook_secret: string;
+  previous_webhook_secret?: string;
+  previous_webhook_secret_until?: number;
+}
