@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
+import { MAX_BODY_KB } from '../contract/v1.js';
 import { registerMcpTools } from './mcp-tools.js';
 import { exactRouter } from './routing.js';
-import { MAX_BODY_KB } from './schemas/v1.js';
 import { v1Auth, type V1State } from './v1-auth.js';
 import { baseUrlOf, type V1Deps } from './v1-routes.js';
 
