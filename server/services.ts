@@ -26,7 +26,7 @@ import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { FileStore } from './store/file-store.js';
-import { openNedbStores } from './store/nedb-stores.js';
+import { openNedbStores } from './store/nedb/nedb-stores.js';
 import { openPgStores } from './store/pg/pg-stores.js';
 import { directoryMarkers, proveFilesShared } from './store/shared-files.js';
 import type { SettingsStore, Stores } from './store/stores.js';

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import type { JobRecord } from '../../server/jobs/job-record.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import { EmailTakenError, type Stores } from '../../server/store/stores.js';
 import { startPostgres } from '../helpers/postgres.js';

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { Stores } from '../../server/store/stores.js';
 import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';

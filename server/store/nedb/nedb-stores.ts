@@ -3,14 +3,15 @@ import path from 'node:path';
 
 import Datastore from 'nedb-promises';
 
-import type { AccountRecord } from '../auth/accounts.js';
-import type { KeyRecord } from '../auth/api-keys.js';
-import { hasEnded, type JobRecord } from '../jobs/job-record.js';
-import type { Logger } from '../logger.js';
-import type { DeliveryDoc } from '../webhooks/delivery-store.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from './data-dir.js';
+import type { AccountRecord } from '../../auth/accounts.js';
+import type { KeyRecord } from '../../auth/api-keys.js';
+import { hasEnded, type JobRecord } from '../../jobs/job-record.js';
+import type { Logger } from '../../logger.js';
+import type { DeliveryDoc } from '../../webhooks/delivery-store.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from '../data-dir.js';
+import { FileStore } from '../file-store.js';
+import type { SettingsStore, Stores } from '../stores.js';
 import { loadGuarded } from './datafile-guard.js';
-import { FileStore } from './file-store.js';
 import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
@@ -21,7 +22,6 @@ import { NedbLeftOutJobs } from './nedb-left-out.js';
 import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-settings-store.js';
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
-import type { SettingsStore, Stores } from './stores.js';
 
 /** One NeDB datafile of documents of type T. */
 export type NedbFile<T extends { _id: string }> = Datastore<T>;

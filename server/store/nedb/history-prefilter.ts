@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 
-import { END_STATUSES } from '../jobs/job-record.js';
-import type { Logger } from '../logger.js';
+import { END_STATUSES } from '../../jobs/job-record.js';
+import type { Logger } from '../../logger.js';
 
 type Doc = Record<string, unknown>;
 

@@ -1,10 +1,10 @@
-import { fairTurns } from '../jobs/fair-queue.js';
-import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../jobs/job-record.js';
-import { KeyedTurns } from '../keyed-turns.js';
-import { HOUR_MS } from '../time.js';
+import { fairTurns } from '../../jobs/fair-queue.js';
+import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../../jobs/job-record.js';
+import { KeyedTurns } from '../../keyed-turns.js';
+import { HOUR_MS } from '../../time.js';
+import type { JobChange, JobListFilter, JobStore } from '../stores.js';
 import { indexedFields } from './datafile-guard.js';
 import type { NedbFile } from './nedb-stores.js';
-import type { JobChange, JobListFilter, JobStore } from './stores.js';
 
 /** The job list reads back in time an hour, then spans twice as long as the last, up to this; then all that is left. */
 const LIST_LONGEST_SPAN = 2 ** 17 * HOUR_MS;

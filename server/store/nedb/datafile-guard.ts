@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 
-import type { Logger } from '../logger.js';
-import { PRIVATE_FILE_MODE } from './data-dir.js';
-import { DiskFullError, isDiskFull } from './disk-full.js';
+import type { Logger } from '../../logger.js';
+import { PRIVATE_FILE_MODE } from '../data-dir.js';
+import { DiskFullError, isDiskFull } from '../disk-full.js';
 import type { IndexDefinition } from './history-prefilter.js';
 import { foldDatafile, type FoldSource } from './nedb-fold.js';
 import type { NedbFile } from './nedb-stores.js';

@@ -1,8 +1,8 @@
-import type { AccountRecord } from '../auth/accounts.js';
-import type { Logger } from '../logger.js';
+import type { AccountRecord } from '../../auth/accounts.js';
+import type { Logger } from '../../logger.js';
+import { type AccountStore, EmailTakenError, type NewAccount } from '../stores.js';
 import type { NedbFile } from './nedb-stores.js';
 import { uniqueIndexOrPlain } from './nedb-unique-index.js';
-import { type AccountStore, EmailTakenError, type NewAccount } from './stores.js';
 
 /** accounts.db. */
 export class NedbAccountStore implements AccountStore {
