@@ -1,7 +1,7 @@
 import type { AccountRecord } from '../../auth/accounts.js';
 import type { Logger } from '../../logger.js';
 import { type AccountStore, EmailTakenError, type NewAccount } from '../stores.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 import { uniqueIndexOrPlain } from './nedb-unique-index.js';
 
 /** accounts.db. */

@@ -4,7 +4,7 @@ import { KeyedTurns } from '../../keyed-turns.js';
 import { HOUR_MS } from '../../time.js';
 import type { JobChange, JobListFilter, JobStore } from '../stores.js';
 import { indexedFields } from './datafile-guard.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 
 /** The job list reads back in time an hour, then spans twice as long as the last, up to this; then all that is left. */
 const LIST_LONGEST_SPAN = 2 ** 17 * HOUR_MS;

@@ -1,7 +1,7 @@
 import type { KeyRecord } from '../../auth/api-keys.js';
 import type { Logger } from '../../logger.js';
 import type { KeyStore, NewKey } from '../stores.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 import { uniqueIndexOrPlain } from './nedb-unique-index.js';
 
 /** keys.db: API keys by their hash (unique) and by account. */

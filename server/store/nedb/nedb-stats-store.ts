@@ -1,7 +1,7 @@
 import { type EndStatus, hasEnded, type JobRecord } from '../../jobs/job-record.js';
 import { utcHourStart } from '../../time.js';
 import type { HourlyEnds, StatsStore } from '../stores.js';
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 
 /** One hour's job ends in stats.db, under the id `h<hour>`. */
 export type HourDoc = HourlyEnds & { _id: string };

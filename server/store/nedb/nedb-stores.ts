@@ -16,15 +16,13 @@ import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
+import type { NedbFile } from './nedb-file.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
 import { NedbLeftOutJobs } from './nedb-left-out.js';
 import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-settings-store.js';
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
-
-/** One NeDB datafile of documents of type T. */
-export type NedbFile<T extends { _id: string }> = Datastore<T>;
 
 const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks'] as const;
 

@@ -1,4 +1,4 @@
-import type { NedbFile } from './nedb-stores.js';
+import type { NedbFile } from './nedb-file.js';
 
 /**
  * A unique index on `fieldName`; when the file already holds a value twice (edited by hand,
