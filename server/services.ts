@@ -25,11 +25,10 @@ import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
 import { FileStore } from './store/file-store.js';
-import { openNedbStores } from './store/nedb-stores.js';
-import { openPgStores } from './store/pg/pg-stores.js';
+import { openStores } from './store/open-stores.js';
 import { type JobRecord, UNFINISHED_STATUSES } from './store/records/job-record.js';
 import { directoryMarkers, proveFilesShared } from './store/shared-files.js';
-import type { SettingsStore, Stores } from './store/stores.js';
+import type { Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { jobEndWebhooks } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
@@ -120,22 +119,20 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const lock: DataLock = acquireDataLock(config.dataDir);
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    // The settings are loaded as soon as their store is open: in NeDB their history period decides what of jobs.db is loaded.
-    let loaded: SettingsService | undefined;
-    const loadSettings = async (store: SettingsStore) => {
-      loaded = new SettingsService(store, settingsFromConfig(config));
-      await loaded.load();
-      return loaded;
-    };
     const files = new FileStore(config.filesDir ?? config.dataDir);
-    const stores = config.databaseUrl
-      ? await openPgStores(config.databaseUrl, log)
-      : await openNedbStores(config.dataDir, log, {
-          historyCutoff: async (store) => clock.now() - (await loadSettings(store)).get().history_days * 86_400_000,
-          files,
-        });
+    const { stores, settings } = await openStores({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      files,
+      loadSettings: async (store) => {
+        const loaded = new SettingsService(store, settingsFromConfig(config));
+        await loaded.load();
+        return loaded;
+      },
+      now: () => clock.now(),
+      log,
+    });
     cleanups.push(() => stores.close());
-    const settings = loaded ?? (await loadSettings(stores.settings));
     await files.init();
     // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
     const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;

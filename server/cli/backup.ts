@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
-import { JOB_SECRETS_DIR } from '../store/job-secret-files.js';
+import { JOB_SECRETS_DIR } from '../store/nedb/job-secret-files.js';
 import { readTarGz, type TarEntry, writeTarGz } from './tar.js';
 
 /** The archive's last entry: what it holds, with a checksum per file. */

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { JobEnds } from '../../server/jobs/job-ends.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import { type JobStore, StoreUnavailableError } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';

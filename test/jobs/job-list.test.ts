@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobEnds } from '../../server/jobs/job-ends.js';
 import { JobService } from '../../server/jobs/job-service.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
 import { DiskFullError } from '../../server/store/disk-full.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 

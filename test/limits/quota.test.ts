@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { QuotaService } from '../../server/limits/quota.js';
 import { RateLimiter } from '../../server/limits/rate-limiter.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dirs: string[] = [];

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { CLI, runCli, serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';

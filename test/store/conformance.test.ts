@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import { EmailTakenError, type Stores } from '../../server/store/stores.js';

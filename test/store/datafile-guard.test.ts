@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { Stores } from '../../server/store/stores.js';

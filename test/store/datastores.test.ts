@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../../server/auth/api-keys.js';
 import { SecretBox } from '../../server/crypto/secret-box.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { systemClock } from '../../server/time.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { FileStore } from '../../server/store/file-store.js';
-import { prepareJobsFile } from '../../server/store/history-prefilter.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { prepareJobsFile } from '../../server/store/nedb/history-prefilter.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { SettingsStore, Stores } from '../../server/store/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';

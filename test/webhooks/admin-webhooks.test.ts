@@ -13,7 +13,7 @@ import { adminWebhookRoutes } from '../../server/api/admin-webhooks.js';
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { errorMiddleware } from '../../server/errors.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
 import { type Receiver,startReceiver } from './receiver.js';
 

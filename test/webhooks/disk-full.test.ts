@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { createWebhookService } from '../../server/webhooks/webhook-service.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { startReceiver } from './receiver.js';

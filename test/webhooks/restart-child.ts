@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { createWebhookService } from '../../server/webhooks/webhook-service.js';
 
 const args = JSON.parse(process.argv[2]) as { file: string; url: string; secret: string; schedule: number[]; jobId: string };

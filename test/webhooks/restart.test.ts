@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEgressPolicy } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
 import { type Receiver,startReceiver } from './receiver.js';
 

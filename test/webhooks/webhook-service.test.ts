@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createEgressPolicy, type EgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { ApiError } from '../../server/errors.js';
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb-stores.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryStore } from '../../server/store/stores.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
 import { type Canary,startCanary } from '../egress/canary.js';

@@ -3,10 +3,15 @@ import path from 'node:path';
 
 import Datastore from 'nedb-promises';
 
-import type { Logger } from '../logger.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from './data-dir.js';
+import type { Logger } from '../../logger.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from '../data-dir.js';
+import { FileStore } from '../file-store.js';
+import type { AccountRecord } from '../records/account-record.js';
+import type { DeliveryDoc } from '../records/delivery-record.js';
+import { hasEnded, type JobRecord } from '../records/job-record.js';
+import type { KeyRecord } from '../records/key-record.js';
+import type { SettingsStore, Stores } from '../stores.js';
 import { loadGuarded } from './datafile-guard.js';
-import { FileStore } from './file-store.js';
 import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
@@ -18,11 +23,6 @@ import { NedbLeftOutJobs } from './nedb-left-out.js';
 import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-settings-store.js';
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
-import type { AccountRecord } from './records/account-record.js';
-import type { DeliveryDoc } from './records/delivery-record.js';
-import { hasEnded, type JobRecord } from './records/job-record.js';
-import type { KeyRecord } from './records/key-record.js';
-import type { SettingsStore, Stores } from './stores.js';
 
 const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks'] as const;
 

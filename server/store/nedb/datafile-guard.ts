@@ -1,11 +1,10 @@
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 
-import type { Logger } from '../logger.js';
-import { PRIVATE_FILE_MODE } from './data-dir.js';
-import { DiskFullError, isDiskFull } from './disk-full.js';
-import type { IndexDefinition } from './history-prefilter.js';
-import type { NedbFile } from './nedb-file.js';
+import type { Logger } from '../../logger.js';
+import { PRIVATE_FILE_MODE } from '../data-dir.js';
+import { DiskFullError, isDiskFull } from '../disk-full.js';
+import type { DatafileContents, IndexDefinition, NedbFile } from './nedb-file.js';
 import { foldDatafile, type FoldSource } from './nedb-fold.js';
 
 type Doc = Record<string, unknown>;
@@ -31,7 +30,7 @@ export interface DatafileGuardOptions {
    * The file's documents and index definitions, read already (history-prefilter): the load takes
    * them instead of reading and parsing the file a second time.
    */
-  parsed?: { docs: Doc[]; indexes: Record<string, IndexDefinition> };
+  parsed?: DatafileContents;
   /** The load does not write the file again: it holds nothing to fold, or folding it is left for later. */
   compact?: boolean;
   log: Logger;

@@ -1,10 +1,10 @@
-import { KeyedTurns } from '../keyed-turns.js';
-import { HOUR_MS } from '../time.js';
+import { KeyedTurns } from '../../keyed-turns.js';
+import { HOUR_MS } from '../../time.js';
+import { fairTurns } from '../fair-turns.js';
+import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../records/job-record.js';
+import type { JobChange, JobListFilter, JobStore } from '../stores.js';
 import { indexedFields } from './datafile-guard.js';
-import { fairTurns } from './fair-turns.js';
 import type { NedbFile } from './nedb-file.js';
-import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from './records/job-record.js';
-import type { JobChange, JobListFilter, JobStore } from './stores.js';
 
 /** The job list reads back in time an hour, then spans twice as long as the last, up to this; then all that is left. */
 const LIST_LONGEST_SPAN = 2 ** 17 * HOUR_MS;

@@ -1,8 +1,8 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
+import type { AccountRecord } from '../records/account-record.js';
+import { type AccountStore, EmailTakenError, type NewAccount } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
 import { uniqueIndexOrPlain } from './nedb-unique-index.js';
-import type { AccountRecord } from './records/account-record.js';
-import { type AccountStore, EmailTakenError, type NewAccount } from './stores.js';
 
 /** accounts.db. */
 export class NedbAccountStore implements AccountStore {

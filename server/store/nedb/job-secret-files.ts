@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './data-dir.js';
-import { hasEnded } from './records/job-record.js';
-import type { JobSecretStore, JobStore } from './stores.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
+import { hasEnded } from '../records/job-record.js';
+import type { JobSecretStore, JobStore } from '../stores.js';
 
 /** The folder of the data directory holding the sealed secrets of jobs that have not ended; never archived by `backup`. */
 export const JOB_SECRETS_DIR = 'job-secrets';

@@ -1,6 +1,6 @@
-import { KeyedTurns } from '../keyed-turns.js';
+import { KeyedTurns } from '../../keyed-turns.js';
+import type { Admission, UsageDay, UsageStore } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
-import type { Admission, UsageDay, UsageStore } from './stores.js';
 
 /** One account's calls on one UTC day in usage.db. */
 export type UsageDoc = UsageDay & { _id: string; month: string };

@@ -1,8 +1,8 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
+import type { KeyRecord } from '../records/key-record.js';
+import type { KeyStore, NewKey } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
 import { uniqueIndexOrPlain } from './nedb-unique-index.js';
-import type { KeyRecord } from './records/key-record.js';
-import type { KeyStore, NewKey } from './stores.js';
 
 /** keys.db: API keys by their hash (unique) and by account. */
 export class NedbKeyStore implements KeyStore {

@@ -1,7 +1,7 @@
-import { utcHourStart } from '../time.js';
+import { utcHourStart } from '../../time.js';
+import { type EndStatus, hasEnded, type JobRecord } from '../records/job-record.js';
+import type { HourlyEnds, StatsStore } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
-import { type EndStatus, hasEnded, type JobRecord } from './records/job-record.js';
-import type { HourlyEnds, StatsStore } from './stores.js';
 
 /** One hour's job ends in stats.db, under the id `h<hour>`. */
 export type HourDoc = HourlyEnds & { _id: string };

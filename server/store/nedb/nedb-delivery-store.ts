@@ -1,6 +1,6 @@
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../records/delivery-record.js';
+import type { DeliveryStore } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
-import type { DeliveryStore } from './stores.js';
 
 /** The ways a delivery has no reservation holding at `now`: none made, the last attempt ended it, or it ran out. */
 const unreserved = (now: number) => [{ reserved_until: { $exists: false } }, { reserved_until: null }, { reserved_until: { $lt: now } }];

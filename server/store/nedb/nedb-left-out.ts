@@ -1,7 +1,7 @@
-import type { Logger } from '../logger.js';
-import type { FileStore } from './file-store.js';
+import type { Logger } from '../../logger.js';
+import type { FileStore } from '../file-store.js';
+import type { LeftOutHistory } from '../stores.js';
 import type { PreparedJobs } from './history-prefilter.js';
-import type { LeftOutHistory } from './stores.js';
 
 /** Files removed between two looks at the event loop's other work. */
 const BATCH = 500;

@@ -1,7 +1,7 @@
-import type { Settings } from '../contract/admin.js';
-import { KeyedTurns } from '../keyed-turns.js';
+import type { Settings } from '../../contract/admin.js';
+import { KeyedTurns } from '../../keyed-turns.js';
+import type { SettingsStore, SharedValues } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
-import type { SettingsStore, SharedValues } from './stores.js';
 
 /** The one document of settings.db: what the admin saved. */
 export type SettingsDoc = Partial<Settings> & { _id: string };
