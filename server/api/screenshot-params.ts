@@ -1,6 +1,6 @@
 import type { CaptureCookie, HtmlDocument } from '../capture/capture-options.js';
-import { EXTRACT_KINDS } from '../capture/extract-bounds.js';
-import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/html-document.js';
+import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/options/html-document.js';
+import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
 import { ValidationError } from '../errors.js';
 import type { JobOptions, JobSecrets } from '../jobs/job-options.js';

@@ -1,28 +1,28 @@
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../logger.js';
-import { clipFor, clipForRect } from './capture-clip.js';
 import { captureTimedOut, loadTimedOut } from './capture-failures.js';
 import type { CaptureOptions } from './capture-options.js';
-import { type BlankCheck, captureWarnings, retakeIfBlank, type TakenPicture } from './capture-warnings.js';
-import { dismissConsentDialogs, prepareConsentDialogs } from './consent-dialogs.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
-import { extractOutputs } from './extract.js';
-import { atDocumentAddress, serveDocument } from './html-document.js';
-import { captureImage, type EncodedImage } from './image-encoder.js';
-import { resizeAsked, resizeImage } from './image-size.js';
-import { MainFrame } from './main-frame.js';
-import { omitBackground } from './page-background.js';
-import { PageConsole } from './page-console.js';
-import { evaluate, type PageDriver } from './page-driver.js';
-import { navigate, onFinalDocument, preparePage } from './page-navigation.js';
-import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './page-options.js';
-import { documentSource, screenshot } from './page-screenshot.js';
-import { documentHeight, expandScrollingContainer, type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './page-scripts.js';
-import { PageTraffic } from './page-traffic.js';
-import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './quiet-network.js';
-import { blockRequests } from './request-blocking.js';
-import type { Tripwire } from './tripwire.js';
-import { NOTHING_PROBED, type PageProbe, probeArguments, probePage } from './warning-probe.js';
+import { documentHeight, expandScrollingContainer, type PageFacts, pageFacts, renderSkippedContent, scrollThroughPage, settleAndMeasure } from './in-page/page-scripts.js';
+import { NOTHING_PROBED, type PageProbe, probeArguments, probePage } from './in-page/warning-probe.js';
+import { dismissConsentDialogs, prepareConsentDialogs } from './options/consent-dialogs.js';
+import { atDocumentAddress, serveDocument } from './options/html-document.js';
+import { resizeAsked, resizeImage } from './options/image-size.js';
+import { A4_POINTS, beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, printPdf, selectorClip } from './options/option-steps.js';
+import { omitBackground } from './options/page-background.js';
+import { blockRequests } from './options/request-blocking.js';
+import { type BlankCheck, captureWarnings, retakeIfBlank, type TakenPicture } from './outputs/capture-warnings.js';
+import { extractOutputs } from './outputs/extract.js';
+import { captureImage, type EncodedImage } from './outputs/image-encoder.js';
+import { clipFor, clipForRect } from './pipeline/capture-clip.js';
+import { MainFrame } from './pipeline/main-frame.js';
+import { PageConsole } from './pipeline/page-console.js';
+import { evaluate, type PageDriver } from './pipeline/page-driver.js';
+import { navigate, onFinalDocument, preparePage } from './pipeline/page-navigation.js';
+import { documentSource, screenshot } from './pipeline/page-screenshot.js';
+import { PageTraffic } from './pipeline/page-traffic.js';
+import { NETWORK_IDLE_MAX_MS, scrollTimeLimitMs, takeOnceQuiet } from './pipeline/quiet-network.js';
+import type { Tripwire } from './pipeline/tripwire.js';
 
 /** What an engine tells the pipeline about its page, beyond the driver. */
 export interface PipelineOptions {

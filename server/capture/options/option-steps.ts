@@ -1,8 +1,8 @@
-import { sleep } from '../deadline.js';
-import type { CaptureOptions, ClipRect } from './capture-options.js';
-import { CaptureError } from './engine.js';
-import { clickPoint, elementRect, injectStyles, type StyleRequest, waitForVisible } from './option-scripts.js';
-import { evaluate, listen, type PageDriver } from './page-driver.js';
+import { sleep } from '../../deadline.js';
+import type { CaptureOptions, ClipRect } from '../capture-options.js';
+import { CaptureError } from '../engine.js';
+import { clickPoint, elementRect, injectStyles, type StyleRequest, waitForVisible } from '../in-page/option-scripts.js';
+import { evaluate, listen, type PageDriver } from '../pipeline/page-driver.js';
 
 // The capture options applied to a page through CDP, so every engine applies them alike: what
 // must be in place before navigation (emulation, user agent, cookies, headers), and the steps
