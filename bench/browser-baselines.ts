@@ -1,6 +1,6 @@
 import { type Browser, chromium, type Page } from 'playwright-core';
 
-import type { JobContextOptions } from '../server/capture/context-prewarmer.js';
+import type { JobContextOptions } from '../server/capture/chromium/context-prewarmer.js';
 import { userAgentFor } from '../server/capture/presets.js';
 import { CHROMIUM_ARGS, type Scenario } from './scenarios.js';
 

@@ -6,14 +6,14 @@
 // in advance, and a page that starts requests after load would be waited for again (not these pages).
 import { parseArgs } from 'node:util';
 
-import { openJobPage } from '../server/capture/context-prewarmer.js';
-import { MainFrame } from '../server/capture/main-frame.js';
-import { evaluate } from '../server/capture/page-driver.js';
-import { navigate, preparePage } from '../server/capture/page-navigation.js';
-import { documentSource, screenshot } from '../server/capture/page-screenshot.js';
-import { scrollThroughPage, settleAndMeasure } from '../server/capture/page-scripts.js';
-import { PageTraffic } from '../server/capture/page-traffic.js';
-import { NETWORK_IDLE_MAX_MS } from '../server/capture/quiet-network.js';
+import { openJobPage } from '../server/capture/chromium/context-prewarmer.js';
+import { scrollThroughPage, settleAndMeasure } from '../server/capture/in-page/page-scripts.js';
+import { MainFrame } from '../server/capture/pipeline/main-frame.js';
+import { evaluate } from '../server/capture/pipeline/page-driver.js';
+import { navigate, preparePage } from '../server/capture/pipeline/page-navigation.js';
+import { documentSource, screenshot } from '../server/capture/pipeline/page-screenshot.js';
+import { PageTraffic } from '../server/capture/pipeline/page-traffic.js';
+import { NETWORK_IDLE_MAX_MS } from '../server/capture/pipeline/quiet-network.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { contextOptions, launch } from './browser-baselines.js';
 import { DEFAULT_CHROMIUM_PATH, MIX } from './scenarios.js';

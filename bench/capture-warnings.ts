@@ -6,11 +6,11 @@
 // capture. It asserts nothing.
 import { type Browser, chromium } from 'playwright-core';
 
-import { oneColour } from '../server/capture/capture-warnings.js';
-import { ChromiumEngine } from '../server/capture/chromium-engine.js';
-import { findChromium } from '../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../server/capture/chromium/chromium-path.js';
+import { probeArguments, probePage } from '../server/capture/in-page/warning-probe.js';
+import { oneColour } from '../server/capture/outputs/capture-warnings.js';
 import { PRESETS } from '../server/capture/presets.js';
-import { probeArguments, probePage } from '../server/capture/warning-probe.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { CHROMIUM_ARGS, MIX, type Scenario } from './scenarios.js';
 

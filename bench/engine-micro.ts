@@ -7,8 +7,8 @@ import fs from 'node:fs';
 
 import { type Browser, chromium } from 'playwright-core';
 
-import { ChromiumEngine } from '../server/capture/chromium-engine.js';
-import { findChromium } from '../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../server/capture/chromium/chromium-path.js';
 import type { CaptureRequest } from '../server/capture/engine.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { contextOptions } from './browser-baselines.js';

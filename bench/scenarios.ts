@@ -1,4 +1,4 @@
-import { BASE_ARGS } from '../server/capture/chromium-switches.js';
+import { BASE_ARGS } from '../server/capture/chromium/chromium-switches.js';
 import { type Preset, PRESETS } from '../server/capture/presets.js';
 
 /** One page of the mix, captured the same way by every method. */

@@ -1,6 +1,6 @@
 import type { Debugger } from 'electron';
 
-import type { PageDriver } from '../server/capture/page-driver.js';
+import type { PageDriver } from '../server/capture/pipeline/page-driver.js';
 
 /**
  * A window's `webContents.debugger` as the capture pipeline's PageDriver: commands as they are,

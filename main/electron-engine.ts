@@ -2,8 +2,8 @@ import { app } from 'electron';
 
 import { capturePage } from '../server/capture/capture-pipeline.js';
 import { type CaptureEngine, CaptureError, type CaptureRequest, type CaptureResult } from '../server/capture/engine.js';
+import { Tripwire } from '../server/capture/pipeline/tripwire.js';
 import { userAgentFor } from '../server/capture/presets.js';
-import { Tripwire } from '../server/capture/tripwire.js';
 import type { Logger } from '../server/logger.js';
 import { emulateDevice } from './device-emulation.js';
 import { type JobWindow, openJobWindow } from './job-window.js';

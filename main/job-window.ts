@@ -4,8 +4,8 @@ import { BrowserWindow, type Session, session, type WebContents } from 'electron
 
 import { pageCrashed } from '../server/capture/capture-failures.js';
 import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
-import type { PageDriver } from '../server/capture/page-driver.js';
-import type { Tripwire } from '../server/capture/tripwire.js';
+import type { PageDriver } from '../server/capture/pipeline/page-driver.js';
+import type { Tripwire } from '../server/capture/pipeline/tripwire.js';
 import { withDeadline } from '../server/deadline.js';
 import { debuggerDriver } from './debugger-driver.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 
 import { Command, CommanderError, Option } from 'commander';
 
-import { ChromiumNotFoundError } from './capture/chromium-path.js';
+import { ChromiumNotFoundError } from './capture/chromium/chromium-path.js';
 import { accountId, adminCall } from './cli/admin-client.js';
 import { backupDataDir, BackupError, restoreDataDir } from './cli/backup.js';
 import { captureCommand } from './cli/capture.js';

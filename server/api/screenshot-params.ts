@@ -1,6 +1,6 @@
 import type { CaptureCookie, HtmlDocument } from '../capture/capture-options.js';
-import { EXTRACT_KINDS } from '../capture/extract-bounds.js';
-import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/html-document.js';
+import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/options/html-document.js';
+import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
 import { MAX_HTML_BYTES, MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from '../contract/v1.js';
 import { validateBody } from '../contract/validate.js';

@@ -1,6 +1,6 @@
 import type { CaptureOptions } from './capture-options.js';
-import type { CaptureWarning } from './capture-warnings.js';
-import type { Extracted } from './extract.js';
+import type { CaptureWarning } from './outputs/capture-warnings.js';
+import type { Extracted } from './outputs/extract.js';
 import type { Preset } from './presets.js';
 
 /** What a capture produces: an image, or a PDF of the page. */

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 
-import { WARNING_CODES } from '../capture/capture-warnings.js';
-import { MAX_EXTRACT_STRING, MAX_LINKS, MAX_METADATA_ITEMS } from '../capture/extract-bounds.js';
+import { WARNING_CODES } from '../capture/outputs/capture-warnings.js';
+import { MAX_EXTRACT_STRING, MAX_LINKS, MAX_METADATA_ITEMS } from '../capture/outputs/extract-bounds.js';
 import { DEVICE_NAMES } from '../capture/presets.js';
 
 // Shapes both APIs share. Every request and response shape of v1 and the admin API is

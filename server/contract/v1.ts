@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 
-import { EXTRACT_KINDS } from '../capture/extract-bounds.js';
+import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
 
 // The v1 API's shapes (see common.ts for how they are used).

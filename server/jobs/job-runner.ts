@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import PQueue from 'p-queue';
 
 import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult } from '../capture/engine.js';
-import { HTML_JOB_URL } from '../capture/html-document.js';
+import { HTML_JOB_URL } from '../capture/options/html-document.js';
 import { PRESETS } from '../capture/presets.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../logger.js';

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-import { WARNING_CODES } from '../capture/capture-warnings.js';
+import { WARNING_CODES } from '../capture/outputs/capture-warnings.js';
 import { EgressDeniedError } from '../egress/policy.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryStatus } from '../store/records/delivery-record.js';

@@ -6,11 +6,11 @@ import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { MAX_CAPTURE_PIXELS } from '../../server/capture/capture-clip.js';
 import type { CaptureOptions } from '../../server/capture/capture-options.js';
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import type { CaptureRequest, CaptureResult, ImageFormat } from '../../server/capture/engine.js';
+import { MAX_CAPTURE_PIXELS } from '../../server/capture/pipeline/capture-clip.js';
 import { PRESETS } from '../../server/capture/presets.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureRequest } from './conformance-cases.js';

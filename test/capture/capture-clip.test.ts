@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import { bitmapSize, clipFor, clipForRect, MAX_CAPTURE_PIXELS } from '../../server/capture/capture-clip.js';
 import { CaptureError } from '../../server/capture/engine.js';
-import type { PageGeometry } from '../../server/capture/page-scripts.js';
+import type { PageGeometry } from '../../server/capture/in-page/page-scripts.js';
+import { bitmapSize, clipFor, clipForRect, MAX_CAPTURE_PIXELS } from '../../server/capture/pipeline/capture-clip.js';
 
 /** Device pixels of the image a clip gives at `dpr`. */
 const devicePixels = (clip: { width: number; height: number; scale: number }, dpr: number, clipDpr: number) =>

@@ -4,8 +4,8 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 
-import { oneColour } from '../../server/capture/capture-warnings.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
+import { oneColour } from '../../server/capture/outputs/capture-warnings.js';
 import { HOST_RESOLVER_RULES } from '../fixtures/blocking-pages.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureRequest } from './conformance-cases.js';

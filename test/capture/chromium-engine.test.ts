@@ -5,10 +5,10 @@ import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { MAX_CAPTURE_PIXELS } from '../../server/capture/capture-clip.js';
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import type { CaptureEngine, CaptureRequest } from '../../server/capture/engine.js';
+import { MAX_CAPTURE_PIXELS } from '../../server/capture/pipeline/capture-clip.js';
 import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
 import { lineLogger } from '../../server/logger.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { chromiumCandidates, ChromiumNotFoundError, findChromium } from '../../server/capture/chromium-path.js';
+import { chromiumCandidates, ChromiumNotFoundError, findChromium } from '../../server/capture/chromium/chromium-path.js';
 
 describe('findChromium', () => {
   let dir: string;

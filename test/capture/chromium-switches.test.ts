@@ -2,9 +2,9 @@ import fs from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
-import { chromiumCommandLine } from '../../server/capture/chromium-switches.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { chromiumCommandLine } from '../../server/capture/chromium/chromium-switches.js';
 
 const features = (args: string[]) => args.filter((arg) => arg.startsWith('--disable-features='));
 

@@ -4,9 +4,9 @@
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { findChromium } from '../../server/capture/chromium-path.js';
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-import { ContextPrewarmer, type JobContextOptions, type JobPage } from '../../server/capture/context-prewarmer.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
+import { ContextPrewarmer, type JobContextOptions, type JobPage } from '../../server/capture/chromium/context-prewarmer.js';
 import { type Preset, PRESETS } from '../../server/capture/presets.js';
 import { silentLogger } from '../../server/logger.js';
 

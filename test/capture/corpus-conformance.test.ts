@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
 import { type DeviceName, PRESETS } from '../../server/capture/presets.js';
 import { corpusList, type CorpusPage, type CorpusServer, startCorpusServer } from '../helpers/corpus.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import { BrowserCrashedError, type CaptureRequest, type CaptureResult } from '../../server/capture/engine.js';
 import { EnginePool, type PoolableEngine } from '../../server/capture/engine-pool.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';

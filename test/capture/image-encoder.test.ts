@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeScreenshot } from '../../server/capture/image-encoder.js';
+import { encodeScreenshot } from '../../server/capture/outputs/image-encoder.js';
 
 const WIDTH = 1200;
 

@@ -5,14 +5,14 @@
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { findChromium } from '../../server/capture/chromium-path.js';
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-import { type JobPage, openJobPage } from '../../server/capture/context-prewarmer.js';
-import { MainFrame } from '../../server/capture/main-frame.js';
-import { evaluate } from '../../server/capture/page-driver.js';
-import { navigate, preparePage } from '../../server/capture/page-navigation.js';
-import { scrollThroughPage } from '../../server/capture/page-scripts.js';
-import { PageTraffic } from '../../server/capture/page-traffic.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
+import { type JobPage, openJobPage } from '../../server/capture/chromium/context-prewarmer.js';
+import { scrollThroughPage } from '../../server/capture/in-page/page-scripts.js';
+import { MainFrame } from '../../server/capture/pipeline/main-frame.js';
+import { evaluate } from '../../server/capture/pipeline/page-driver.js';
+import { navigate, preparePage } from '../../server/capture/pipeline/page-navigation.js';
+import { PageTraffic } from '../../server/capture/pipeline/page-traffic.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 const SCROLL = { maxMs: 5_000, maxHeight: 16_384, onlyWhenLazy: true };

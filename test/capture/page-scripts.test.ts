@@ -4,12 +4,12 @@
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { findChromium } from '../../server/capture/chromium-path.js';
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
-import { type JobPage, openJobPage } from '../../server/capture/context-prewarmer.js';
-import { evaluate } from '../../server/capture/page-driver.js';
-import { documentSource } from '../../server/capture/page-screenshot.js';
-import { scrollThroughPage, settleAndMeasure } from '../../server/capture/page-scripts.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
+import { type JobPage, openJobPage } from '../../server/capture/chromium/context-prewarmer.js';
+import { scrollThroughPage, settleAndMeasure } from '../../server/capture/in-page/page-scripts.js';
+import { evaluate } from '../../server/capture/pipeline/page-driver.js';
+import { documentSource } from '../../server/capture/pipeline/page-screenshot.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 const FRAME_FALLBACK_MS = 100;

@@ -2,12 +2,12 @@ import { type Browser, chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
-import { MainFrame } from '../../server/capture/main-frame.js';
-import { evaluate, type PageDriver } from '../../server/capture/page-driver.js';
-import { navigate, preparePage } from '../../server/capture/page-navigation.js';
-import { PageTraffic } from '../../server/capture/page-traffic.js';
+import { MainFrame } from '../../server/capture/pipeline/main-frame.js';
+import { evaluate, type PageDriver } from '../../server/capture/pipeline/page-driver.js';
+import { navigate, preparePage } from '../../server/capture/pipeline/page-navigation.js';
+import { PageTraffic } from '../../server/capture/pipeline/page-traffic.js';
 import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureLog } from '../helpers/capture-log.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { ChromiumEngine } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import { CaptureError, type CaptureRequest, type CaptureResult } from '../../server/capture/engine.js';
 import { PRESETS } from '../../server/capture/presets.js';
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';

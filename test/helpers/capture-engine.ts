@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 
-import { ChromiumEngine, type ChromiumEngineOptions } from '../../server/capture/chromium-engine.js';
-import { findChromium } from '../../server/capture/chromium-path.js';
+import { ChromiumEngine, type ChromiumEngineOptions } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 
 /** What engineWithFixtures() sets up; its fields are there once the file's tests run. */

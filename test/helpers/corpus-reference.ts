@@ -1,7 +1,7 @@
 import { type Browser, chromium } from 'playwright-core';
 import sharp from 'sharp';
 
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { type Preset, userAgentFor } from '../../server/capture/presets.js';
 
 /**

@@ -1,8 +1,8 @@
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 
-import { findChromium } from '../../server/capture/chromium-path.js';
-import { BASE_ARGS, chromiumCommandLine, sandboxSwitches } from '../../server/capture/chromium-switches.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { BASE_ARGS, chromiumCommandLine, sandboxSwitches } from '../../server/capture/chromium/chromium-switches.js';
 
 describe('the capture browser sandbox', () => {
   it('turns the sandbox off for root only', () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { loadConfig } from '../../server/config.js';
 import { type RunningServer,startServer } from '../../server/server.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { findChromium } from '../../server/capture/chromium-path.js';
-import { BASE_ARGS } from '../../server/capture/chromium-switches.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { loadConfig } from '../../server/config.js';
 import { type RunningServer, startServer } from '../../server/server.js';
 

@@ -1,6 +1,6 @@
-import type { CaptureWarning } from '../../capture/capture-warnings.js';
+import type { CaptureWarning } from '../../capture/outputs/capture-warnings.js';
 import type { ImageFormat } from '../../capture/engine.js';
-import type { PageMetadata } from '../../capture/extract.js';
+import type { PageMetadata } from '../../capture/outputs/extract.js';
 import type { DeviceName, PresetName } from '../../capture/presets.js';
 import type { JobOptions, SecretNames } from './job-options.js';
 

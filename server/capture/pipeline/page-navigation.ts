@@ -1,8 +1,8 @@
-import { isTunnelRefusal } from '../egress/proxy-markers.js';
-import { downloadStarted, navigationFailure } from './capture-failures.js';
+import { isTunnelRefusal } from '../../egress/proxy-markers.js';
+import { downloadStarted, navigationFailure } from '../capture-failures.js';
+import { watchLazyLoading } from '../in-page/page-scripts.js';
 import type { MainFrame } from './main-frame.js';
 import { listen, type PageDriver } from './page-driver.js';
-import { watchLazyLoading } from './page-scripts.js';
 import type { PageTraffic } from './page-traffic.js';
 import { tunnelFailure } from './tunnel-failure.js';
 

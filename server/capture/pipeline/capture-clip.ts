@@ -1,5 +1,5 @@
-import { CaptureError, type ImageFormat } from './engine.js';
-import type { PageGeometry } from './page-scripts.js';
+import { CaptureError, type ImageFormat } from '../engine.js';
+import type { PageGeometry } from '../in-page/page-scripts.js';
 
 /** CDP's Page.Viewport: a rectangle in CSS pixels of the page and the scale applied to it. */
 export interface Clip {

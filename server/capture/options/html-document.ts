@@ -1,6 +1,6 @@
-import type { CaptureOptions } from './capture-options.js';
-import type { CaptureRequest } from './engine.js';
-import { listen, type PageDriver } from './page-driver.js';
+import type { CaptureOptions } from '../capture-options.js';
+import type { CaptureRequest } from '../engine.js';
+import { listen, type PageDriver } from '../pipeline/page-driver.js';
 
 // `html`: a document rendered as the page. The page is navigated to the document's address
 // (`base_url`, or HTML_PLACEHOLDER_URL) as to any page, and that one navigation request is
@@ -28,7 +28,7 @@ const literalPattern = (url: string) => url.replace(/[\\*?]/g, (c) => `\\${c}`);
 /**
  * Answers the main frame's first request for `url` with the document of `options.html`; does
  * nothing when there is none. Run before the other steps that pause requests (the headers of
- * page-options.ts, request-blocking.ts): their Fetch patterns, set after this one, replace it
+ * option-steps.ts, request-blocking.ts): their Fetch patterns, set after this one, replace it
  * with patterns that include `url`, and this listener, registered first, answers the document's
  * request before they would continue it. Any later request for `url` is continued here only when
  * no other step pauses requests; otherwise theirs continues it.

@@ -1,5 +1,5 @@
-import type { CaptureOptions } from './capture-options.js';
-import type { PageDriver } from './page-driver.js';
+import type { CaptureOptions } from '../capture-options.js';
+import type { PageDriver } from '../pipeline/page-driver.js';
 
 /**
  * `omit_background`: the page's default background made transparent before navigation, so a

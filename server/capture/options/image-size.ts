@@ -1,8 +1,8 @@
 import sharp from 'sharp';
 
-import type { CaptureOptions } from './capture-options.js';
-import type { ImageFormat } from './engine.js';
-import { type EncodedImage,encodeScreenshot } from './image-encoder.js';
+import type { CaptureOptions } from '../capture-options.js';
+import type { ImageFormat } from '../engine.js';
+import { type EncodedImage,encodeScreenshot } from '../outputs/image-encoder.js';
 
 // `image_width` / `image_height`: the picture resized after the capture, for thumbnails and
 // previews. One side given: the other follows the aspect ratio. Both: the picture is fitted

@@ -1,7 +1,7 @@
 import { type Browser, chromium } from 'playwright-core';
 
-import { sleep, withDeadline } from '../deadline.js';
-import type { Logger } from '../logger.js';
+import { sleep, withDeadline } from '../../deadline.js';
+import type { Logger } from '../../logger.js';
 import { ContextPrewarmer, type JobContextOptions, type JobPage } from './context-prewarmer.js';
 import { PageMemoryGuard } from './page-memory-guard.js';
 

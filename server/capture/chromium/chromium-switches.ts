@@ -1,4 +1,4 @@
-import { egressChromiumArgs } from '../egress/chromium-args.js';
+import { egressChromiumArgs } from '../../egress/chromium-args.js';
 
 /**
  * `--no-sandbox` only for root, which Chromium refuses to sandbox. Any other user (the

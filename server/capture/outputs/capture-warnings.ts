@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 
-import type { PageProbe } from './warning-probe.js';
+import type { PageProbe } from '../in-page/warning-probe.js';
 
 /** What a completed capture may warn of; docs/api.md says what each means and what to do. */
 export const WARNING_CODES = [

@@ -1,8 +1,8 @@
-import { sleep } from '../deadline.js';
-import type { CaptureOptions, ClipRect } from './capture-options.js';
-import { CaptureError } from './engine.js';
-import { clickPoint, elementRect, injectStyles, type StyleRequest, waitForVisible } from './option-scripts.js';
-import { evaluate, listen, type PageDriver } from './page-driver.js';
+import { sleep } from '../../deadline.js';
+import type { CaptureOptions, ClipRect } from '../capture-options.js';
+import { CaptureError } from '../engine.js';
+import { clickPoint, elementRect, injectStyles, type StyleRequest, waitForVisible } from '../in-page/option-scripts.js';
+import { evaluate, listen, type PageDriver } from '../pipeline/page-driver.js';
 
 // The capture options applied to a page through CDP, so every engine applies them alike: what
 // must be in place before navigation (emulation, user agent, cookies, headers), and the steps
@@ -167,41 +167,4 @@ export async function selectorClip(driver: PageDriver, selector: string): Promis
   if (rect === null) throw noElementMatches(selector);
   if (rect.width < 1 || rect.height < 1) throw new CaptureError(`The element matching ${selector} has no size to capture`);
   return rect;
-}
-
-/** A4 in inches, as Page.printToPDF measures paper. */
-const A4 = { paperWidth: 8.27, paperHeight: 11.69 };
-/** A4 in PostScript points, as a PDF's page size is reported. */
-export const A4_POINTS = { width: 595, height: 842 };
-
-/**
- * The page printed to a PDF: A4, backgrounds printed, 1 cm margins unless the page's CSS sets its
- * own page size. Chromium refuses a CSS page size it cannot print (`@page { size: 1000in }`, from
- * the page or the `styles` option; 800 inches a side printed, in 0.5 s) with "Printing failed":
- * such a page is printed on A4 instead. One that cannot be printed on A4 either fails the capture.
- */
-export async function printPdf(driver: PageDriver): Promise<Buffer> {
-  const refused = (err: unknown) => /Printing failed/i.test(String(err));
-  try {
-    return await print(driver, true);
-  } catch (err) {
-    if (!refused(err)) throw err;
-  }
-  return print(driver, false).catch((err: unknown) => {
-    throw refused(err) ? new CaptureError('Chromium could not print the page to PDF') : err;
-  });
-}
-
-async function print(driver: PageDriver, preferCSSPageSize: boolean): Promise<Buffer> {
-  const margin = 0.39;
-  const { data } = await driver.send('Page.printToPDF', {
-    ...A4,
-    printBackground: true,
-    marginTop: margin,
-    marginBottom: margin,
-    marginLeft: margin,
-    marginRight: margin,
-    preferCSSPageSize,
-  });
-  return Buffer.from(data, 'base64');
 }

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 
-import type { Logger } from '../logger.js';
-import type { PageDriver } from './page-driver.js';
+import type { Logger } from '../../logger.js';
+import type { PageDriver } from '../pipeline/page-driver.js';
 
 /** What a job's context is created with. Chromium fixes these for the context's lifetime. */
 export interface JobContextOptions {

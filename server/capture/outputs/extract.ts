@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../../deadline.js';
+import { type ExtractArgs, extractInPage, type PageExtract } from '../in-page/extract-page.js';
+import type { PageDriver } from '../pipeline/page-driver.js';
 import type { CaptureWarning } from './capture-warnings.js';
 import { EXTRACT_KINDS, type ExtractKind, MAX_CONTENT_BYTES, MAX_EXTRACT_STRING, MAX_LINKS, MAX_METADATA_ITEMS } from './extract-bounds.js';
-import { type ExtractArgs, extractInPage, type PageExtract } from './extract-page.js';
-import type { PageDriver } from './page-driver.js';
 
 // Outputs computed from the render that made the picture, in the page before it is closed:
 // the main content as Markdown and as plain text (Mozilla's Readability on a clone of the

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 
-import type { ImageFormat } from './engine.js';
+import type { ImageFormat } from '../engine.js';
 
 /** Quality for jpeg and webp when the request names none (CaptureRequest's default). */
 export const DEFAULT_QUALITY = 80;

@@ -1,6 +1,6 @@
-import { TUNNEL_REFUSED_REASON } from '../egress/proxy-markers.js';
-import { askTunnelRefusal } from '../egress/tunnel-refusals.js';
-import { egressBlocked, unreachableFailure } from './capture-failures.js';
+import { TUNNEL_REFUSED_REASON } from '../../egress/proxy-markers.js';
+import { askTunnelRefusal } from '../../egress/tunnel-refusals.js';
+import { egressBlocked, unreachableFailure } from '../capture-failures.js';
 
 /**
  * The failure of the page at `url` whose document, at `tunnelUrl` (the address itself or one it

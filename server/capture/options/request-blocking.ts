@@ -1,6 +1,6 @@
+import type { CaptureOptions } from '../capture-options.js';
+import type { PageDriver } from '../pipeline/page-driver.js';
 import { type BlockKind, type BlockRule, blockRules, siteOf, wildcardsFor } from './blocking-lists.js';
-import type { CaptureOptions } from './capture-options.js';
-import type { PageDriver } from './page-driver.js';
 
 // How: every request of the page is paused (Fetch) and failed when its host is on a list and
 // not on the site of the page's own document, else continued. Measured on a page of 50
@@ -28,7 +28,7 @@ export async function blockRequests(driver: PageDriver, pageUrl: string, options
   if (options.blockAds) kinds.push('ads');
   if (options.blockTrackers) kinds.push('trackers');
   if (!kinds.length) return;
-  // The headers and HTTP credentials of page-options.ts pause the page's requests with Fetch too;
+  // The headers and HTTP credentials of option-steps.ts pause the page's requests with Fetch too;
   // one session has one set of Fetch patterns, so with them the blocking goes to Chromium's list.
   if (options.headers || options.httpAuth) return blockWithPatterns(driver, blockRules(kinds, pageUrl));
   return blockWithFetch(driver, pageUrl, blockRules(kinds));

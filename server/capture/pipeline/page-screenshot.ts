@@ -1,6 +1,6 @@
+import { nextFrame } from '../in-page/page-scripts.js';
 import type { Clip } from './capture-clip.js';
 import { evaluate, type PageDriver } from './page-driver.js';
-import { nextFrame } from './page-scripts.js';
 
 /**
  * A PNG from Page.captureScreenshot. For a PNG result Chromium's own encoding is kept as it is:

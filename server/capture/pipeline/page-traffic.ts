@@ -1,5 +1,5 @@
-import { egressDenial, egressUnreachable, isTunnelRefusal } from '../egress/proxy-markers.js';
-import { egressBlocked, unreachableFailure } from './capture-failures.js';
+import { egressDenial, egressUnreachable, isTunnelRefusal } from '../../egress/proxy-markers.js';
+import { egressBlocked, unreachableFailure } from '../capture-failures.js';
 import type { MainFrame } from './main-frame.js';
 import { listen, type PageDriver } from './page-driver.js';
 import type { PageNetwork } from './quiet-network.js';

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-import type { CaptureOptions } from './capture-options.js';
+import type { CaptureOptions } from '../capture-options.js';
+import { evaluate, type PageDriver } from '../pipeline/page-driver.js';
 import { CONSENT_DIALOG_SELECTORS } from './consent-selectors.js';
-import { evaluate, type PageDriver } from './page-driver.js';
 
 // block_cookie_banners in two layers. First DuckDuckGo's autoconsent (@duckduckgo/autoconsent,
 // shipped in node_modules: its page bundle and its rules for about 800 consent managers) runs

@@ -1,19 +1,19 @@
-import { withDeadline } from '../deadline.js';
-import { type Logger, silentLogger } from '../logger.js';
-import { BrowserSlot } from './browser-slot.js';
-import { pageOutOfMemory } from './capture-failures.js';
-import { capturePage } from './capture-pipeline.js';
-import { type ChromiumCommandLine, chromiumCommandLine } from './chromium-switches.js';
-import type { JobContextOptions, JobPage } from './context-prewarmer.js';
+import { withDeadline } from '../../deadline.js';
+import { type Logger, silentLogger } from '../../logger.js';
+import { pageOutOfMemory } from '../capture-failures.js';
+import { capturePage } from '../capture-pipeline.js';
 import {
   BrowserCrashedError,
   type CaptureEngine,
   type CaptureRequest,
   type CaptureResult,
   PageCrashedError,
-} from './engine.js';
-import { userAgentFor } from './presets.js';
-import { Tripwire } from './tripwire.js';
+} from '../engine.js';
+import { Tripwire } from '../pipeline/tripwire.js';
+import { userAgentFor } from '../presets.js';
+import { BrowserSlot } from './browser-slot.js';
+import { type ChromiumCommandLine, chromiumCommandLine } from './chromium-switches.js';
+import type { JobContextOptions, JobPage } from './context-prewarmer.js';
 
 export interface ChromiumEngineOptions {
   /** The Chromium executable, usually from findChromium(). */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 
-import { type Logger, silentLogger } from '../logger.js';
+import { type Logger, silentLogger } from '../../logger.js';
 
 /** How often the renderers' memory is read. A page growing 0.3 GB/s overshoots by at most ~75 MB. */
 const POLL_MS = 250;
