@@ -1,5 +1,5 @@
-import type { CaptureWarning } from '../../capture/outputs/capture-warnings.js';
 import type { ImageFormat } from '../../capture/engine.js';
+import type { CaptureWarning } from '../../capture/outputs/capture-warnings.js';
 import type { PageMetadata } from '../../capture/outputs/extract.js';
 import type { DeviceName, PresetName } from '../../capture/presets.js';
 import type { JobOptions, SecretNames } from './job-options.js';
