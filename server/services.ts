@@ -61,14 +61,6 @@ export interface ServiceDeps {
   firstSweepAfterMs?: number;
 }
 
-/** The queue as the desktop shell's tray sees it. */
-export interface QueueControl {
-  pause(): void;
-  resume(): void;
-  stats(): { pending: number; running: number; paused: boolean };
-  onChange(listener: () => void): () => void;
-}
-
 export interface Services {
   config: Readonly<Config>;
   log: Logger;
@@ -84,9 +76,8 @@ export interface Services {
   /** Loads per second of each render link. */
   renderRateLimiter: RateLimiter;
   settings: SettingsService;
+  /** Jobs, and the front door to their queue (stats, pause, resume, changes) for the API, the metrics and the tray. */
   jobs: JobService;
-  /** The JobRunner's queue, for the tray. */
-  queue: QueueControl;
   retention: Retention;
   engine: CaptureEngine;
   egress: EgressPolicy;
@@ -219,7 +210,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     let settingsPoll: NodeJS.Timeout | undefined;
     let webhookPoll: NodeJS.Timeout | undefined;
     metrics.watch({
-      queue: () => runner.stats(),
+      queue: () => jobs.stats(),
       browsers: () => engine.browsers?.() ?? oneBrowser(engine.isReady()),
       webhookDeliveries: () => stores.deliveries.countByStatus(),
     });
@@ -238,7 +229,6 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       renderRateLimiter,
       settings,
       jobs,
-      queue: runner,
       retention,
       engine,
       egress,

@@ -79,7 +79,8 @@ export type Charge = (count: number, create: () => Promise<JobRecord[]>) => Prom
 
 /**
  * Screenshot jobs as requests see them: room in the queue (back-pressure), creation, and
- * queries. Running them is the JobRunner's.
+ * queries; and the one front door to the queue (stats, pause, resume, changes) for the admin
+ * API, the metrics and the desktop tray. Running the jobs is the JobRunner's.
  */
 export class JobService {
   /** Slots promised to requests between the capacity check and their insert. */
@@ -355,9 +356,14 @@ export class JobService {
     });
   }
 
-  // The queue as the admin routes reach it; they take JobService for now.
+  /** The queue's state: what waits, what runs, its limit, and whether it is paused. */
   stats(): QueueStats {
     return this.deps.runner.stats();
+  }
+
+  /** Calls `listener` each time a job starts or ends, or the queue is paused or resumed; returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    return this.deps.runner.onChange(listener);
   }
 
   pause(): void {
