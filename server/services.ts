@@ -12,7 +12,7 @@ import { EnginePool } from './capture/engine-pool.js';
 import type { Config } from './config.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
-import { JobEnds } from './jobs/job-ends.js';
+import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { type JobRecord, UNFINISHED_STATUSES } from './jobs/job-record.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
@@ -171,7 +171,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     });
     const endWebhooks = jobEndWebhooks(webhooks, stores.jobs, log);
     const announceEnd = countEnd(metrics, (job) => endWebhooks.announce(job));
-    const ends = new JobEnds({
+    const ends = new EndWriteBehind({
       store: stores.jobs,
       log: log.child({ component: 'jobs' }),
       onEnded: (job) => {

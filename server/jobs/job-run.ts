@@ -8,8 +8,8 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
+import type { EndWriteBehind } from './end-write-behind.js';
 import { describeFailure } from './failure-message.js';
-import type { JobEnds } from './job-ends.js';
 import type { JobSecrets } from './job-options.js';
 import type { JobRecord } from './job-record.js';
 import type { SecretBox } from './secret-box.js';
@@ -27,7 +27,7 @@ export interface JobRunDeps {
   settings: SettingsService;
   clock: Clock;
   log: Logger;
-  ends: JobEnds;
+  ends: EndWriteBehind;
   guard?: UrlGuard;
   /** Largest page source stored, bytes. */
   pageSourceMaxBytes: number;
@@ -300,7 +300,7 @@ class JobRun {
       this.ctx.node,
     );
     this.over = saved !== 'lost';
-    // A deferred end (a full disk) is announced by JobEnds once it is stored.
+    // A deferred end (a full disk) is announced by EndWriteBehind once it is stored.
     this.endStored = saved === 'stored';
   }
 }

@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 
 import { type DeviceName, PRESETS } from '../capture/presets.js';
 import { ApiError, notFound } from '../errors.js';
-import { KeyedTurns } from '../keyed-turns.js';
+import { SerialByKey } from '../serial-by-key.js';
 import type { SettingsService } from '../settings.js';
 import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
-import type { JobEnds } from './job-ends.js';
+import type { EndWriteBehind } from './end-write-behind.js';
 import { secretNames } from './job-options.js';
 import { type CreateParams, hasEnded, type JobRecord, type JobStatus, UNFINISHED_STATUSES } from './job-record.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
@@ -23,7 +23,7 @@ export interface JobServiceDeps {
   /** Runs the jobs this service creates. */
   runner: JobRunner;
   /** Ends of jobs not stored yet (a full disk), which readers see all the same. */
-  ends: JobEnds;
+  ends: EndWriteBehind;
   /** Its `queue_limit`: most jobs waiting or running before a request is refused with 503. */
   settings: SettingsService;
   /** Seals the secrets of a job's options until it ends. */
@@ -92,7 +92,7 @@ export class JobService {
    * finds the first one's job (and captures nothing) instead of both missing the cache. A lookup
    * is one indexed read and a miss one insert, so holding the turn is short.
    */
-  private readonly cacheTurns = new KeyedTurns();
+  private readonly cacheTurns = new SerialByKey();
   /** Who waits for which job to end (render links). */
   private readonly waiting = new Map<string, Set<(job: JobRecord) => void>>();
 

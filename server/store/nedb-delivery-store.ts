@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery.js';
 import type { NedbFile } from './nedb-stores.js';
 import type { DeliveryStore } from './stores.js';
 

@@ -7,7 +7,7 @@ import type { AccountRecord } from '../auth/accounts.js';
 import type { KeyRecord } from '../auth/api-keys.js';
 import { hasEnded, type JobRecord } from '../jobs/job-record.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryDoc } from '../webhooks/delivery-store.js';
+import type { DeliveryDoc } from '../webhooks/delivery.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from './data-dir.js';
 import { loadGuarded } from './datafile-guard.js';
 import { FileStore } from './file-store.js';

@@ -3,7 +3,7 @@ import type { AccountRecord } from '../auth/accounts.js';
 import type { KeyRecord } from '../auth/api-keys.js';
 import { ApiError } from '../errors.js';
 import type { EndStatus, JobRecord, JobStatus } from '../jobs/job-record.js';
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery-store.js';
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../webhooks/delivery.js';
 
 /*
  * The stores the services work through. Each backend (NeDB in the data directory, PostgreSQL

@@ -7,12 +7,12 @@ import { notFound } from '../errors.js';
 import { type Logger,silentLogger } from '../logger.js';
 import type { DeliveryStore } from '../store/stores.js';
 import { type Clock,systemClock } from '../time.js';
-import { type AttemptRecord, type DeliveryDoc, deliveryView, type EventType, type WebhookDelivery } from './delivery-store.js';
+import { type AttemptRecord, type DeliveryDoc, deliveryView, type EventType, type WebhookDelivery } from './delivery.js';
 import { DEFAULT_SCHEDULE_MS, parseRetryAfter, retryDelay } from './retry-schedule.js';
 import { type AttemptOutcome,sendWebhook } from './sender.js';
 import { signWebhook } from './signing.js';
 
-export type { WebhookAttempt, WebhookDelivery } from './delivery-store.js';
+export type { WebhookAttempt, WebhookDelivery } from './delivery.js';
 
 export interface WebhookJob {
   job_id: string;

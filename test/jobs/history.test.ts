@@ -11,7 +11,7 @@ import { SettingsService } from '../../server/settings.js';
 import { FileStore } from '../../server/store/file-store.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import type { Stores } from '../../server/store/stores.js';
-import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
+import type { DeliveryDoc } from '../../server/webhooks/delivery.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // The history period on real NeDB files and a real files directory: jobs older than

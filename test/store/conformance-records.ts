@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { AccountRecord } from '../../server/auth/accounts.js';
 import type { KeyRecord } from '../../server/auth/api-keys.js';
 import type { JobRecord } from '../../server/jobs/job-record.js';
-import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
+import type { DeliveryDoc } from '../../server/webhooks/delivery.js';
 
 // Records as the services write them, with every field a real one has, for the store
 // conformance suite; each case overrides what it is about.

@@ -7,7 +7,7 @@ import type { JobRecord } from '../../server/jobs/job-record.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb-stores.js';
 import type { Stores } from '../../server/store/stores.js';
-import type { DeliveryDoc } from '../../server/webhooks/delivery-store.js';
+import type { DeliveryDoc } from '../../server/webhooks/delivery.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
 // Real NeDB files on a small tmpfs that the tests fill up.

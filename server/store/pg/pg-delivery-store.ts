@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../../webhooks/delivery-store.js';
+import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from '../../webhooks/delivery.js';
 import type { DeliveryStore } from '../stores.js';
 import { selectDoc, selectDocs, toJsonb } from './pg-pool.js';
 
