@@ -1,4 +1,4 @@
-/** What the tray needs to know about the capture queue (QueueControl.stats() in server/services.ts). */
+/** What the tray needs to know about the capture queue (JobService.stats(), the queue's front door). */
 export interface QueueSnapshot {
   /** Jobs waiting for a slot. */
   pending: number;

@@ -13,7 +13,7 @@ import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
-import { JobEnds } from './jobs/job-ends.js';
+import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
@@ -60,14 +60,6 @@ export interface ServiceDeps {
   firstSweepAfterMs?: number;
 }
 
-/** The queue as the desktop shell's tray sees it. */
-export interface QueueControl {
-  pause(): void;
-  resume(): void;
-  stats(): { pending: number; running: number; paused: boolean };
-  onChange(listener: () => void): () => void;
-}
-
 export interface Services {
   config: Readonly<Config>;
   log: Logger;
@@ -83,9 +75,8 @@ export interface Services {
   /** Loads per second of each render link. */
   renderRateLimiter: RateLimiter;
   settings: SettingsService;
+  /** Jobs, and the front door to their queue (stats, pause, resume, changes) for the API, the metrics and the tray. */
   jobs: JobService;
-  /** The JobRunner's queue, for the tray. */
-  queue: QueueControl;
   retention: Retention;
   engine: CaptureEngine;
   egress: EgressPolicy;
@@ -177,7 +168,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     });
     const endWebhooks = jobEndWebhooks(webhooks, stores.jobs, log);
     const announceEnd = countEnd(metrics, (job) => endWebhooks.announce(job));
-    const ends = new JobEnds({
+    const ends = new EndWriteBehind({
       store: stores.jobs,
       log: log.child({ component: 'jobs' }),
       onEnded: (job) => {
@@ -216,7 +207,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     let settingsPoll: NodeJS.Timeout | undefined;
     let webhookPoll: NodeJS.Timeout | undefined;
     metrics.watch({
-      queue: () => runner.stats(),
+      queue: () => jobs.stats(),
       browsers: () => engine.browsers?.() ?? oneBrowser(engine.isReady()),
       webhookDeliveries: () => stores.deliveries.countByStatus(),
     });
@@ -235,7 +226,6 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       renderRateLimiter,
       settings,
       jobs,
-      queue: runner,
       retention,
       engine,
       egress,

@@ -130,55 +130,56 @@ const LAN: Record<string, string> = {
  * The browser is driven over a pipe (playwright-core), so it has no debugging port to protect.
  */
 export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPolicyDeps = {}): EgressPolicy {
-  const resolve = deps.resolve ?? systemResolver;
-  const localAddresses = deps.localAddresses ?? interfaceAddresses;
-  const lookupTimeoutMs = deps.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS;
-  const deniedPorts = new Set<number>();
-  let current: Readonly<EgressPolicyOptions> = Object.freeze({ allow: [], denyLan: false });
-  let allowRanges: Range[] = [];
+  return new IpEgressPolicy(options, deps);
+}
 
-  const update = (next: Partial<EgressPolicyOptions>) => {
-    const merged = { ...current, ...definedOnly(next) };
-    allowRanges = merged.allow.map(parseRange);
-    current = Object.freeze({ allow: [...merged.allow], denyLan: Boolean(merged.denyLan) });
-  };
-  update(options);
+/** The egress policy over IP ranges and ports (createEgressPolicy says what it allows). */
+export class IpEgressPolicy implements EgressPolicy {
+  private readonly resolve: Resolver;
+  private readonly localAddresses: () => string[];
+  private readonly lookupTimeoutMs: number;
+  private readonly deniedPorts = new Set<number>();
+  private current: Readonly<EgressPolicyOptions> = Object.freeze({ allow: [], denyLan: false });
+  private allowRanges: Range[] = [];
 
-  const allowed = (ip: ipaddr.IPv4 | ipaddr.IPv6) =>
-    allowRanges.some(([base, bits]) => base.kind() === ip.kind() && ip.match(base, bits));
+  constructor(options: EgressPolicyOptions, deps: EgressPolicyDeps = {}) {
+    this.resolve = deps.resolve ?? systemResolver;
+    this.localAddresses = deps.localAddresses ?? interfaceAddresses;
+    this.lookupTimeoutMs = deps.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS;
+    this.update(options);
+  }
 
-  /** Why one address (no embedded form) is denied by the ranges, or null. */
-  const rangeReason = (ip: ipaddr.IPv4 | ipaddr.IPv6): string | null => {
-    if (allowed(ip)) return null;
-    const range = ip.range();
-    if (range in ALWAYS_DENIED) return ALWAYS_DENIED[range];
-    if (current.denyLan && range in LAN) return LAN[range];
-    return null;
-  };
+  get options(): Readonly<EgressPolicyOptions> {
+    return this.current;
+  }
 
-  /** What is wrong with an address, as a phrase to follow "<address> is" or "<host> resolves to <address>,". */
-  const denial = (ip: ipaddr.IPv4 | ipaddr.IPv6, port?: number): string | null => {
-    const ownPort = (candidate: ipaddr.IPv4 | ipaddr.IPv6) =>
-      port !== undefined && deniedPorts.has(port) && isLocal(candidate, localAddresses);
-    if (ownPort(ip)) return `a local address and port ${port} belongs to this service`;
-    const own = rangeReason(ip);
-    if (own) return own;
-    for (const embedded of embeddedIPv4(ip)) {
-      const inner = rangeReason(embedded.ip);
-      if (inner) return `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner}`;
-      if (ownPort(embedded.ip)) return `the ${embedded.form} form of a local address and port ${port} belongs to this service`;
+  update(next: Partial<EgressPolicyOptions>): void {
+    const merged = { ...this.current, ...definedOnly(next) };
+    this.allowRanges = merged.allow.map(parseRange);
+    this.current = Object.freeze({ allow: [...merged.allow], denyLan: Boolean(merged.denyLan) });
+  }
+
+  denyLocalPort(port: number): void {
+    this.deniedPorts.add(port);
+  }
+
+  async checkUrl(raw: string): Promise<{ url: URL } & EgressTarget> {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new EgressDeniedError('the address is not a valid URL');
     }
-    return null;
-  };
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new EgressDeniedError(`only http and https are allowed, not ${url.protocol.slice(0, -1)}`);
+    }
+    url.hostname = canonicalHost(url.hostname);
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    const target = await this.checkHost(url.hostname, port);
+    return { url, ...target };
+  }
 
-  const deniedReason = (address: string, port?: number): string | null => {
-    const ip = parseAddress(address);
-    if (!ip) return `${address} is not an IP address`;
-    const phrase = denial(ip, port);
-    return phrase && `${ip.toString()} is ${phrase}`;
-  };
-
-  const checkHost = async (hostname: string, port: number): Promise<EgressTarget> => {
+  async checkHost(hostname: string, port: number): Promise<EgressTarget> {
     const host = canonicalHost(hostname);
     let targets: EgressTarget[];
     if (net.isIP(host)) {
@@ -187,13 +188,13 @@ export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPol
       // Browsers answer these names with loopback without asking DNS (RFC 6761); so do we.
       targets = [{ address: '127.0.0.1', family: 4 }];
     } else {
-      targets = await lookup(resolve, host, lookupTimeoutMs);
+      targets = await lookup(this.resolve, host, this.lookupTimeoutMs);
     }
     // Every answer is checked, so a name that mixes a public and a loopback address is refused.
     for (const target of targets) {
       const ip = parseAddress(target.address);
       if (!ip) throw new EgressDeniedError(`${host} resolves to ${target.address}, which is not an IP address`);
-      const phrase = denial(ip, port);
+      const phrase = this.denial(ip, port);
       if (phrase) {
         throw new EgressDeniedError(
           net.isIP(host) ? `${ip.toString()} is ${phrase}` : `${host} resolves to ${ip.toString()}, ${phrase}`,
@@ -201,34 +202,42 @@ export function createEgressPolicy(options: EgressPolicyOptions, deps: EgressPol
       }
     }
     return targets[0];
-  };
+  }
 
-  return {
-    async checkUrl(raw) {
-      let url: URL;
-      try {
-        url = new URL(raw);
-      } catch {
-        throw new EgressDeniedError('the address is not a valid URL');
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        throw new EgressDeniedError(`only http and https are allowed, not ${url.protocol.slice(0, -1)}`);
-      }
-      url.hostname = canonicalHost(url.hostname);
-      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-      const target = await checkHost(url.hostname, port);
-      return { url, ...target };
-    },
-    checkHost,
-    deniedReason,
-    update,
-    denyLocalPort(port) {
-      deniedPorts.add(port);
-    },
-    get options() {
-      return current;
-    },
-  };
+  deniedReason(address: string, port?: number): string | null {
+    const ip = parseAddress(address);
+    if (!ip) return `${address} is not an IP address`;
+    const phrase = this.denial(ip, port);
+    return phrase && `${ip.toString()} is ${phrase}`;
+  }
+
+  private allowed(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+    return this.allowRanges.some(([base, bits]) => base.kind() === ip.kind() && ip.match(base, bits));
+  }
+
+  /** Why one address (no embedded form) is denied by the ranges, or null. */
+  private rangeReason(ip: ipaddr.IPv4 | ipaddr.IPv6): string | null {
+    if (this.allowed(ip)) return null;
+    const range = ip.range();
+    if (range in ALWAYS_DENIED) return ALWAYS_DENIED[range];
+    if (this.current.denyLan && range in LAN) return LAN[range];
+    return null;
+  }
+
+  /** What is wrong with an address, as a phrase to follow "<address> is" or "<host> resolves to <address>,". */
+  private denial(ip: ipaddr.IPv4 | ipaddr.IPv6, port?: number): string | null {
+    const ownPort = (candidate: ipaddr.IPv4 | ipaddr.IPv6) =>
+      port !== undefined && this.deniedPorts.has(port) && isLocal(candidate, this.localAddresses);
+    if (ownPort(ip)) return `a local address and port ${port} belongs to this service`;
+    const own = this.rangeReason(ip);
+    if (own) return own;
+    for (const embedded of embeddedIPv4(ip)) {
+      const inner = this.rangeReason(embedded.ip);
+      if (inner) return `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner}`;
+      if (ownPort(embedded.ip)) return `the ${embedded.form} form of a local address and port ${port} belongs to this service`;
+    }
+    return null;
+  }
 }
 
 /** Lower case, no brackets around IPv6, no trailing dots (the URL parser has done the rest). */

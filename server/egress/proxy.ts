@@ -56,56 +56,75 @@ const HOP_BY_HOP = new Set([
  * `--proxy-bypass-list=<-loopback>` (see `egressChromiumArgs`), else loopback skips the proxy.
  */
 export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressProxy> {
-  const { policy } = deps;
-  const log = deps.log ?? silentLogger;
-  const connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
-  const idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
-  const sockets = new Set<net.Socket>();
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: idleTimeoutMs });
-  const tunnelRefusals = new TunnelRefusals();
+  const proxy = new ForwardProxy(deps);
+  await proxy.listen();
+  return proxy;
+}
 
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  };
+/** The egress proxy's server: one handler for absolute-form requests, CONNECT tunnels and upgrades (startEgressProxy). */
+export class ForwardProxy implements EgressProxy {
+  private readonly policy: EgressPolicy;
+  private readonly log: Logger;
+  private readonly connectTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly agent: http.Agent;
+  private readonly tunnelRefusals = new TunnelRefusals();
+  private readonly server: http.Server;
+  private listeningPort = 0;
 
-  /** Checks a target; answers the refusal itself and returns null when it is not allowed. */
-  const vet = async <T>(what: string, check: () => Promise<T>, refuse: Refuse): Promise<T | null> => {
-    try {
-      return await check();
-    } catch (err) {
-      if (err instanceof EgressDeniedError) {
-        log.info({ target: what, reason: err.reason }, 'egress denied');
-        refuse(403, { [EGRESS_DENIED_HEADER]: err.reason }, err.message);
-      } else {
-        // A name that does not resolve (HostNotFoundError, HostLookupTimeoutError carry a code).
-        refuse(502, unreachable(err), `cannot reach ${what}: ${(err as Error).message}`);
-      }
-      return null;
-    }
-  };
+  constructor(deps: EgressProxyDeps) {
+    this.policy = deps.policy;
+    this.log = deps.log ?? silentLogger;
+    this.connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
+    this.idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: this.idleTimeoutMs });
+    this.server = http.createServer(this.guarded((req, res) => this.handleRequest(req, res), (_req, res) => res.destroy()));
+    this.server.on('connection', (socket: net.Socket) => this.track(socket));
+    this.server.on('connect', this.guarded((req, client, head) => this.handleConnect(req, client, head), (_req, client) => client.destroy()));
+    this.server.on('upgrade', this.guarded((req, client, head) => this.handleUpgrade(req, client, head), (_req, client) => client.destroy()));
+    this.server.on('clientError', (_err, socket) => socket.destroy());
+  }
 
-  // A throw inside an async handler would be an unhandled rejection and end the whole service.
-  const guarded =
-    <A extends unknown[]>(handler: (...args: A) => Promise<void>, drop: (...args: A) => void) =>
-    (...args: A) => {
-      handler(...args).catch((err: unknown) => {
-        log.error({ err }, 'a proxy handler failed; its connection is dropped');
-        drop(...args);
-      });
-    };
+  /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
+  get url(): string {
+    return `http://127.0.0.1:${this.listeningPort}`;
+  }
 
-  const server = http.createServer(guarded(async (req: http.IncomingMessage, res: http.ServerResponse) => {
+  get port(): number {
+    return this.listeningPort;
+  }
+
+  /** Listens on a free port of 127.0.0.1, and registers that port with the policy. */
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.listeningPort = (this.server.address() as AddressInfo).port;
+    this.policy.denyLocalPort(this.listeningPort);
+  }
+
+  close(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+      this.agent.destroy();
+    });
+  }
+
+  /** Plain HTTP, in absolute form; and the engines asking why a tunnel was refused. */
+  private async handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const refuse: Refuse = (status, headers, text) => {
       if (res.headersSent) return void res.destroy();
       res.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
       res.end(text);
     };
-    if (req.url?.split('?')[0] === TUNNEL_REFUSAL_PATH) return tunnelRefusals.answer(req, res);
+    if (req.url?.split('?')[0] === TUNNEL_REFUSAL_PATH) return this.tunnelRefusals.answer(req, res);
     if (!req.url?.startsWith('http://')) {
       return refuse(400, {}, 'this is a forward proxy: send absolute http:// URLs, or CONNECT for https');
     }
-    const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
+    const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string), refuse);
     if (!target) return;
     const upstream = http.request({
       host: target.address,
@@ -115,12 +134,12 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       path: target.url.pathname + target.url.search,
       headers: forwardHeaders(req.rawHeaders),
       setHost: false,
-      agent,
-      timeout: connectTimeoutMs,
+      agent: this.agent,
+      timeout: this.connectTimeoutMs,
     });
     upstream.once('socket', (socket) => {
       // The connect timeout is replaced by the idle timeout once the connection is open.
-      const idle = () => upstream.setTimeout(idleTimeoutMs);
+      const idle = () => upstream.setTimeout(this.idleTimeoutMs);
       if (socket.connecting) socket.once('connect', idle);
       else idle();
     });
@@ -132,7 +151,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       } catch (err) {
         // A status line or header Node will not write back out; never let it reach the event loop.
         // The target's fault, not ours: no stack.
-        log.warn({ host: target.url.host, reason: (err as Error).message }, 'unusable answer from the target');
+        this.log.warn({ host: target.url.host, reason: (err as Error).message }, 'unusable answer from the target');
         answer.destroy();
         return void res.destroy();
       }
@@ -144,20 +163,89 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       if (!res.writableFinished) upstream.destroy();
     });
     req.pipe(upstream);
-  }, (_req, res) => res.destroy()));
+  }
 
-  server.on('connection', track);
+  /** HTTPS and WebSockets (Chromium tunnels ws:// and wss:// alike through CONNECT). */
+  private async handleConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    const socket = client as net.Socket;
+    socket.on('error', () => socket.destroy());
+    const authority = parseAuthority(req.url ?? '');
+    if (!authority) return refuseRaw(socket, 400, {}, 'CONNECT needs host:port');
+    const { host, port } = authority;
+    // Chromium shows nobody this answer: the engine asks afterwards what it was (TunnelRefusals).
+    const refuse: Refuse = (status, headers, text) => {
+      this.tunnelRefusals.note(`${host}:${port}`, headers);
+      refuseRaw(socket, status, headers, text);
+    };
+    const target = await this.vet(`${host}:${port}`, () => this.policy.checkHost(host, port), refuse);
+    if (!target) return;
+    this.splice(socket, target, port, refuse, (upstream) => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) upstream.write(head);
+    });
+  }
+
+  /** An absolute-form request asking to upgrade (Chromium uses CONNECT instead, but a client could). */
+  private async handleUpgrade(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    const socket = client as net.Socket;
+    socket.on('error', () => socket.destroy());
+    const refuse: Refuse = (status, headers, text) => refuseRaw(socket, status, headers, text);
+    if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
+    const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string), refuse);
+    if (!target) return;
+    this.splice(socket, target, Number(target.url.port) || 80, refuse, (upstream) => {
+      const lines: string[] = [];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i].toLowerCase();
+        if (name === 'proxy-connection' || name === 'proxy-authorization') continue;
+        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
+      }
+      upstream.write(`${req.method} ${target.url.pathname}${target.url.search} HTTP/1.1\r\n${lines.join('')}\r\n`);
+      if (head.length) upstream.write(head);
+    });
+  }
+
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** Checks a target; answers the refusal itself and returns null when it is not allowed. */
+  private async vet<T>(what: string, check: () => Promise<T>, refuse: Refuse): Promise<T | null> {
+    try {
+      return await check();
+    } catch (err) {
+      if (err instanceof EgressDeniedError) {
+        this.log.info({ target: what, reason: err.reason }, 'egress denied');
+        refuse(403, { [EGRESS_DENIED_HEADER]: err.reason }, err.message);
+      } else {
+        // A name that does not resolve (HostNotFoundError, HostLookupTimeoutError carry a code).
+        refuse(502, unreachable(err), `cannot reach ${what}: ${(err as Error).message}`);
+      }
+      return null;
+    }
+  }
+
+  /** A throw inside an async handler would be an unhandled rejection and end the whole service. */
+  private guarded<A extends unknown[]>(handler: (...args: A) => Promise<void>, drop: (...args: A) => void): (...args: A) => void {
+    return (...args: A) => {
+      handler(...args).catch((err: unknown) => {
+        this.log.error({ err }, 'a proxy handler failed; its connection is dropped');
+        drop(...args);
+      });
+    };
+  }
 
   /** Opens a connection to the vetted address and splices it to the client once it is open. */
-  const splice = (client: net.Socket, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void) => {
+  private splice(client: net.Socket, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void): void {
     const upstream = net.connect({ host: target.address, port, family: target.family });
-    track(upstream);
+    this.track(upstream);
     let open = false;
-    upstream.setTimeout(connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
+    upstream.setTimeout(this.connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
     upstream.once('connect', () => {
       open = true;
-      upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
-      client.setTimeout(idleTimeoutMs, () => client.destroy());
+      upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
+      client.setTimeout(this.idleTimeoutMs, () => client.destroy());
       greet(upstream);
       upstream.pipe(client);
       client.pipe(upstream);
@@ -170,67 +258,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
       if (open) client.destroy();
     });
     client.on('close', () => upstream.destroy());
-  };
-
-  // HTTPS and WebSockets (Chromium tunnels ws:// and wss:// alike through CONNECT).
-  server.on('connect', guarded(async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
-    const socket = client as net.Socket;
-    socket.on('error', () => socket.destroy());
-    const authority = parseAuthority(req.url ?? '');
-    if (!authority) return refuseRaw(socket, 400, {}, 'CONNECT needs host:port');
-    const { host, port } = authority;
-    // Chromium shows nobody this answer: the engine asks afterwards what it was (TunnelRefusals).
-    const refuse: Refuse = (status, headers, text) => {
-      tunnelRefusals.note(`${host}:${port}`, headers);
-      refuseRaw(socket, status, headers, text);
-    };
-    const target = await vet(`${host}:${port}`, () => policy.checkHost(host, port), refuse);
-    if (!target) return;
-    splice(socket, target, port, refuse, (upstream) => {
-      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
-    });
-  }, (_req, client) => client.destroy()));
-
-  // An absolute-form request asking to upgrade (Chromium uses CONNECT instead, but a client could).
-  server.on('upgrade', guarded(async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
-    const socket = client as net.Socket;
-    socket.on('error', () => socket.destroy());
-    const refuse: Refuse = (status, headers, text) => refuseRaw(socket, status, headers, text);
-    if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
-    const target = await vet(req.url, () => policy.checkUrl(req.url as string), refuse);
-    if (!target) return;
-    splice(socket, target, Number(target.url.port) || 80, refuse, (upstream) => {
-      const lines: string[] = [];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) {
-        const name = req.rawHeaders[i].toLowerCase();
-        if (name === 'proxy-connection' || name === 'proxy-authorization') continue;
-        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
-      }
-      upstream.write(`${req.method} ${target.url.pathname}${target.url.search} HTTP/1.1\r\n${lines.join('')}\r\n`);
-      if (head.length) upstream.write(head);
-    });
-  }, (_req, client) => client.destroy()));
-
-  server.on('clientError', (_err, socket) => socket.destroy());
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  policy.denyLocalPort(port);
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-        agent.destroy();
-      }),
-  };
+  }
 }
 
 /** The marker of an answer for a target that could not be reached: the error's errno code. */

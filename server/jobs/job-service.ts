@@ -3,14 +3,14 @@ import crypto from 'node:crypto';
 import { type DeviceName, PRESETS } from '../capture/presets.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiError, notFound } from '../errors.js';
-import { KeyedTurns } from '../keyed-turns.js';
+import { SerialByKey } from '../serial-by-key.js';
 import type { SettingsService } from '../settings.js';
 import { secretNames } from '../store/records/job-options.js';
 import { hasEnded, type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../store/records/job-record.js';
 import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 import type { CreateParams } from './create-params.js';
-import type { JobEnds } from './job-ends.js';
+import type { EndWriteBehind } from './end-write-behind.js';
 import type { JobRunner, QueueStats } from './job-runner.js';
 import { resultCacheKey } from './result-cache.js';
 
@@ -24,7 +24,7 @@ export interface JobServiceDeps {
   /** Runs the jobs this service creates. */
   runner: JobRunner;
   /** Ends of jobs not stored yet (a full disk), which readers see all the same. */
-  ends: JobEnds;
+  ends: EndWriteBehind;
   /** Its `queue_limit`: most jobs waiting or running before a request is refused with 503. */
   settings: SettingsService;
   /** Seals the secrets of a job's options until it ends. */
@@ -80,7 +80,8 @@ export type Charge = (count: number, create: () => Promise<JobRecord[]>) => Prom
 
 /**
  * Screenshot jobs as requests see them: room in the queue (back-pressure), creation, and
- * queries. Running them is the JobRunner's.
+ * queries; and the one front door to the queue (stats, pause, resume, changes) for the admin
+ * API, the metrics and the desktop tray. Running the jobs is the JobRunner's.
  */
 export class JobService {
   /** Slots promised to requests between the capacity check and their insert. */
@@ -92,7 +93,7 @@ export class JobService {
    * finds the first one's job (and captures nothing) instead of both missing the cache. A lookup
    * is one indexed read and a miss one insert, so holding the turn is short.
    */
-  private readonly cacheTurns = new KeyedTurns();
+  private readonly cacheTurns = new SerialByKey();
   /** Who waits for which job to end (render links). */
   private readonly waiting = new Map<string, Set<(job: JobRecord) => void>>();
 
@@ -356,9 +357,14 @@ export class JobService {
     });
   }
 
-  // The queue as the admin routes reach it; they take JobService for now.
+  /** The queue's state: what waits, what runs, its limit, and whether it is paused. */
   stats(): QueueStats {
     return this.deps.runner.stats();
+  }
+
+  /** Calls `listener` each time a job starts or ends, or the queue is paused or resumed; returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    return this.deps.runner.onChange(listener);
   }
 
   pause(): void {

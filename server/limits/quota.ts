@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { KeyedTurns } from '../keyed-turns.js';
+import { SerialByKey } from '../serial-by-key.js';
 import type { UsageStore } from '../store/stores.js';
 import { type Clock,nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../time.js';
 
@@ -29,7 +29,7 @@ interface Refund {
  */
 export class QuotaService {
   /** One account's admissions and refunds take turns, so no refund is written twice. */
-  private readonly turns = new KeyedTurns();
+  private readonly turns = new SerialByKey();
   /** Refunds not yet stored, by `account day`; counts subtract them until they are. */
   private readonly refunds = new Map<string, Refund>();
 

@@ -30,7 +30,7 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /**
  * The service's metrics in a registry of its own (several servers may run in one process, as
  * the tests do). Counters are fed by the seams the services already have: a job's end
- * (JobEnds.onEnded), a failure's class (JobRunner), the HTTP chain (app.ts) and the lines the
+ * (EndWriteBehind.onEnded), a failure's class (JobRunner), the HTTP chain (app.ts) and the lines the
  * engine and the egress proxy log (tap()); gauges read the services when scraped.
  */
 export class ServiceMetrics {
@@ -212,7 +212,7 @@ export class ServiceMetrics {
     this.resultCache.inc({ result: hit ? 'hit' : 'miss' });
   }
 
-  /** JobEnds.onEnded: a job's end once stored. */
+  /** EndWriteBehind.onEnded: a job's end once stored. */
   jobEnded(job: JobRecord): void {
     this.jobsEnded.inc({ status: job.status });
     if (job.status === 'completed' && typeof job.duration_ms === 'number') {

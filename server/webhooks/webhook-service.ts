@@ -8,12 +8,12 @@ import { type Logger,silentLogger } from '../logger.js';
 import type { AttemptRecord, DeliveryDoc, EventType } from '../store/records/delivery-record.js';
 import type { DeliveryStore } from '../store/stores.js';
 import { type Clock,systemClock } from '../time.js';
-import { deliveryView, type WebhookDelivery } from './delivery-store.js';
+import { deliveryView, type WebhookDelivery } from './delivery.js';
 import { DEFAULT_SCHEDULE_MS, parseRetryAfter, retryDelay } from './retry-schedule.js';
 import { type AttemptOutcome,sendWebhook } from './sender.js';
 import { signWebhook } from './signing.js';
 
-export type { WebhookAttempt, WebhookDelivery } from './delivery-store.js';
+export type { WebhookAttempt, WebhookDelivery } from './delivery.js';
 
 export interface WebhookJob {
   job_id: string;
@@ -75,77 +75,167 @@ const DUE_BATCH = 50;
 // setTimeout holds at most 2^31-1 ms; a later due time is re-armed when this fires.
 const MAX_TIMER_MS = 2_147_483_647;
 
-/**
- * Signed, durable webhook deliveries. Each delivery is written to NeDB before its first
- * attempt, every attempt is recorded, and the next due time is stored, so a restart resumes
- * where the previous process stopped (at-least-once: an attempt cut off by a crash is made
- * again, with the same `webhook-id` so receivers can drop the duplicate).
- */
 export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
-  const { store } = deps;
-  const clock = deps.clock ?? systemClock;
-  const schedule = deps.schedule ?? DEFAULT_SCHEDULE_MS;
-  const timeoutMs = deps.timeoutMs ?? 15_000;
-  const stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
-  const random = deps.random ?? Math.random;
-  const storeRetryMs = deps.storeRetryMs ?? 60_000;
-  const log = (deps.log ?? silentLogger).child({ component: 'webhooks' });
-  // Fresh connections for every attempt: a pooled socket would skip the egress check.
-  const agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
-  const timers = new Map<string, NodeJS.Timeout>();
-  const inFlight = new Map<string, Promise<DeliveryDoc | null>>();
-  let aborter = new AbortController();
-  let stopped = false;
-  let poller: NodeJS.Timeout | undefined;
+  return new DurableWebhookService(deps);
+}
+
+/**
+ * Signed, durable webhook deliveries. Each delivery is written to the delivery store (NeDB or
+ * PostgreSQL) before its first attempt, every attempt is recorded, and the next due time is
+ * stored, so a restart resumes where the previous process stopped (at-least-once: an attempt cut
+ * off by a crash is made again, with the same `webhook-id` so receivers can drop the duplicate).
+ */
+export class DurableWebhookService implements WebhookService {
+  private readonly store: DeliveryStore;
+  private readonly clock: Clock;
+  private readonly schedule: readonly number[];
+  private readonly timeoutMs: number;
+  private readonly stopTimeoutMs: number;
+  private readonly random: () => number;
+  private readonly storeRetryMs: number;
+  private readonly log: Logger;
+  /** Fresh connections for every attempt: a pooled socket would skip the egress check. */
+  private readonly agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly inFlight = new Map<string, Promise<DeliveryDoc | null>>();
+  private aborter = new AbortController();
+  private stopped = false;
+  private poller: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: WebhookServiceDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock ?? systemClock;
+    this.schedule = deps.schedule ?? DEFAULT_SCHEDULE_MS;
+    this.timeoutMs = deps.timeoutMs ?? 15_000;
+    this.stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
+    this.random = deps.random ?? Math.random;
+    this.storeRetryMs = deps.storeRetryMs ?? 60_000;
+    this.log = (deps.log ?? silentLogger).child({ component: 'webhooks' });
+  }
+
+  async notify(job: WebhookJob, type: EventType, data: Record<string, unknown>): Promise<void> {
+    const { page_source: _omitted, ...resource } = data;
+    const now = this.clock.now();
+    const doc: DeliveryDoc = {
+      _id: deliveryId(job.job_id, type),
+      job_id: job.job_id,
+      account_id: job.account_id,
+      url: job.callback_url,
+      type,
+      body: JSON.stringify({ type, timestamp: new Date(now).toISOString(), data: resource }),
+      status: 'pending',
+      attempts: [],
+      scheduled_attempts: 0,
+      next_attempt_at: now,
+      created_at: now,
+      completed_at: null,
+    };
+    // Stored already: its attempts are armed where it was stored, or by start() or the poller.
+    if (await this.store.insert(doc)) this.arm(doc._id, now);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.aborter = new AbortController();
+    const cluster = this.deps.cluster;
+    if (cluster) {
+      // Every node looks for due deliveries; a reservation decides which one makes each attempt.
+      this.poller = setInterval(
+        () => void this.attemptDue().catch((err: unknown) => this.log.warn({ err }, 'could not read the due deliveries')),
+        cluster.pollMs,
+      );
+      this.poller.unref();
+      return;
+    }
+    const pending = await this.store.pending();
+    for (const doc of pending) this.arm(doc._id, doc.next_attempt_at ?? this.clock.now());
+    if (pending.length > 0) this.log.info(`resuming ${pending.length} pending deliver${pending.length === 1 ? 'y' : 'ies'}`);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poller);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    const running = Promise.allSettled([...this.inFlight.values()]);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      running.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.stopTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!waited) {
+      this.aborter.abort();
+      await running;
+    }
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  async list(filter: { job_id?: string; limit?: number }): Promise<WebhookDelivery[]> {
+    const limit = Math.min(Math.max(filter.limit ?? 100, 1), 1000);
+    return (await this.store.list({ job_id: filter.job_id, limit })).map(deliveryView);
+  }
+
+  async redeliver(id: string): Promise<WebhookDelivery> {
+    if (!(await this.store.get(id))) throw notFound(`No webhook delivery ${id}`);
+    const doc = await this.attempt(id, true);
+    if (!doc) throw notFound(`No webhook delivery ${id}`);
+    return deliveryView(doc);
+  }
 
   /** Cluster mode: attempts the due deliveries no node is making (a dead node's retries among them). */
-  const attemptDue = async () => {
-    for (const doc of await store.due(clock.now(), DUE_BATCH)) {
-      if (stopped) return;
-      if (!timers.has(doc._id) && !inFlight.has(doc._id)) arm(doc._id, clock.now());
+  private async attemptDue(): Promise<void> {
+    for (const doc of await this.store.due(this.clock.now(), DUE_BATCH)) {
+      if (this.stopped) return;
+      if (!this.timers.has(doc._id) && !this.inFlight.has(doc._id)) this.arm(doc._id, this.clock.now());
     }
-  };
+  }
 
-  const arm = (id: string, dueAt: number) => {
-    if (stopped) return;
-    clearTimeout(timers.get(id));
-    const delay = Math.min(Math.max(0, dueAt - clock.now()), MAX_TIMER_MS);
+  private arm(id: string, dueAt: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timers.get(id));
+    const delay = Math.min(Math.max(0, dueAt - this.clock.now()), MAX_TIMER_MS);
     const timer = setTimeout(() => {
-      timers.delete(id);
-      if (clock.now() < dueAt) return arm(id, dueAt);
-      void attempt(id, false).catch((err) => {
-        log.warn({ webhook_id: id, err }, 'the attempt failed to run');
+      this.timers.delete(id);
+      if (this.clock.now() < dueAt) return this.arm(id, dueAt);
+      void this.attempt(id, false).catch((err) => {
+        this.log.warn({ webhook_id: id, err }, 'the attempt failed to run');
         // Most likely its record could not be stored (a full disk); the delivery is still
         // pending, so it is tried again (receivers drop a repeat by its webhook-id).
-        arm(id, clock.now() + storeRetryMs);
+        this.arm(id, this.clock.now() + this.storeRetryMs);
       });
     }, delay);
     timer.unref();
-    timers.set(id, timer);
-  };
+    this.timers.set(id, timer);
+  }
 
   /** One attempt; attempts of the same delivery never overlap. */
-  const attempt = (id: string, manual: boolean): Promise<DeliveryDoc | null> => {
-    const previous = inFlight.get(id);
-    const run = (previous ?? Promise.resolve(null)).catch(() => null).then(() => attemptNow(id, manual));
+  private attempt(id: string, manual: boolean): Promise<DeliveryDoc | null> {
+    const previous = this.inFlight.get(id);
+    const run = (previous ?? Promise.resolve(null)).catch(() => null).then(() => this.attemptNow(id, manual));
     const tracked = run.finally(() => {
-      if (inFlight.get(id) === tracked) inFlight.delete(id);
+      if (this.inFlight.get(id) === tracked) this.inFlight.delete(id);
     });
-    inFlight.set(id, tracked);
+    this.inFlight.set(id, tracked);
     return tracked;
-  };
+  }
 
-  const attemptNow = async (id: string, manual: boolean): Promise<DeliveryDoc | null> => {
-    if (deps.cluster && !manual) {
+  private async attemptNow(id: string, manual: boolean): Promise<DeliveryDoc | null> {
+    const { store, clock } = this;
+    const cluster = this.deps.cluster;
+    if (cluster && !manual) {
       const now = clock.now();
       // Another node holds this attempt, or has made it: nothing to do here.
-      if (!(await store.reserve(id, deps.cluster.node, now, now + timeoutMs + RESERVE_MARGIN_MS))) return store.get(id);
+      if (!(await store.reserve(id, cluster.node, now, now + this.timeoutMs + RESERVE_MARGIN_MS))) return store.get(id);
     }
     const doc = await store.get(id);
-    if (!doc || (!manual && doc.status !== 'pending') || (!manual && stopped)) return doc;
-    const signal = aborter.signal;
+    if (!doc || (!manual && doc.status !== 'pending') || (!manual && this.stopped)) return doc;
+    const signal = this.aborter.signal;
     const started = clock.now();
-    const outcome = await deliver(doc, signal);
+    const outcome = await this.deliver(doc, signal);
     // Cut off by stop(): not an answer from the receiver, so the attempt is made again after the restart.
     if (signal.aborted) return doc;
     const record: AttemptRecord = {
@@ -155,18 +245,18 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
       duration_ms: outcome.durationMs,
       manual,
     };
-    const next = nextState(doc, outcome, manual);
+    const next = this.nextState(doc, outcome, manual);
     const updated = await store.recordAttempt(id, record, next);
-    deps.onAttempt?.(next.status === 'succeeded' ? 'delivered' : next.status === 'pending' ? 'retrying' : 'failed');
-    if (next.status === 'pending' && next.next_attempt_at !== null) arm(id, next.next_attempt_at);
-    if (next.status === 'failed') log.warn({ webhook_id: id, job_id: doc.job_id }, `the delivery failed: ${outcome.error ?? outcome.statusCode}`);
+    this.deps.onAttempt?.(next.status === 'succeeded' ? 'delivered' : next.status === 'pending' ? 'retrying' : 'failed');
+    if (next.status === 'pending' && next.next_attempt_at !== null) this.arm(id, next.next_attempt_at);
+    if (next.status === 'failed') this.log.warn({ webhook_id: id, job_id: doc.job_id }, `the delivery failed: ${outcome.error ?? outcome.statusCode}`);
     return updated;
-  };
+  }
 
-  const deliver = async (doc: DeliveryDoc, signal: AbortSignal): Promise<AttemptOutcome> => {
+  private async deliver(doc: DeliveryDoc, signal: AbortSignal): Promise<AttemptOutcome> {
     let secrets: string[];
     try {
-      secrets = await deps.secrets(doc.account_id);
+      secrets = await this.deps.secrets(doc.account_id);
     } catch (err) {
       const error = `cannot read the webhook secret: ${(err as Error).message}`;
       return { verdict: 'retry', statusCode: null, error, durationMs: 0 };
@@ -174,7 +264,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     if (secrets.length === 0) {
       return { verdict: 'stop', statusCode: null, error: 'the account has no webhook secret (deleted?)', durationMs: 0 };
     }
-    const timestamp = Math.floor(clock.now() / 1000);
+    const timestamp = Math.floor(this.clock.now() / 1000);
     return sendWebhook(
       {
         url: doc.url,
@@ -187,12 +277,13 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
           'webhook-signature': signWebhook(secrets, doc._id, timestamp, doc.body),
         },
       },
-      { policy: deps.policy, timeoutMs, agents, signal, now: () => clock.now() },
+      { policy: this.deps.policy, timeoutMs: this.timeoutMs, agents: this.agents, signal, now: () => this.clock.now() },
     );
-  };
+  }
 
-  const nextState = (doc: DeliveryDoc, outcome: AttemptOutcome, manual: boolean) => {
-    const now = clock.now();
+  /** The delivery's state after an attempt: done, failed, or pending with its next due time. */
+  private nextState(doc: DeliveryDoc, outcome: AttemptOutcome, manual: boolean) {
+    const now = this.clock.now();
     const scheduled = doc.scheduled_attempts + (manual ? 0 : 1);
     const end = (status: 'succeeded' | 'failed') => ({
       status,
@@ -208,81 +299,10 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
         ? { status: 'pending' as const, next_attempt_at: doc.next_attempt_at, completed_at: null, scheduled_attempts: scheduled }
         : end('failed');
     }
-    const delay = retryDelay(scheduled, schedule, parseRetryAfter(outcome.retryAfter, now), random);
+    const delay = retryDelay(scheduled, this.schedule, parseRetryAfter(outcome.retryAfter, now), this.random);
     if (delay === null) return end('failed');
     return { status: 'pending' as const, next_attempt_at: now + delay, completed_at: null, scheduled_attempts: scheduled };
-  };
-
-  return {
-    async notify(job, type, data) {
-      const { page_source: _omitted, ...resource } = data;
-      const now = clock.now();
-      const doc: DeliveryDoc = {
-        _id: deliveryId(job.job_id, type),
-        job_id: job.job_id,
-        account_id: job.account_id,
-        url: job.callback_url,
-        type,
-        body: JSON.stringify({ type, timestamp: new Date(now).toISOString(), data: resource }),
-        status: 'pending',
-        attempts: [],
-        scheduled_attempts: 0,
-        next_attempt_at: now,
-        created_at: now,
-        completed_at: null,
-      };
-      // Stored already: its attempts are armed where it was stored, or by start() or the poller.
-      if (await store.insert(doc)) arm(doc._id, now);
-    },
-
-    async start() {
-      stopped = false;
-      aborter = new AbortController();
-      if (deps.cluster) {
-        // Every node looks for due deliveries; a reservation decides which one makes each attempt.
-        poller = setInterval(() => void attemptDue().catch((err: unknown) => log.warn({ err }, 'could not read the due deliveries')), deps.cluster.pollMs);
-        poller.unref();
-        return;
-      }
-      const pending = await store.pending();
-      for (const doc of pending) arm(doc._id, doc.next_attempt_at ?? clock.now());
-      if (pending.length > 0) log.info(`resuming ${pending.length} pending deliver${pending.length === 1 ? 'y' : 'ies'}`);
-    },
-
-    async stop() {
-      stopped = true;
-      clearInterval(poller);
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
-      const running = Promise.allSettled([...inFlight.values()]);
-      let timer: NodeJS.Timeout | undefined;
-      const waited = await Promise.race([
-        running.then(() => true),
-        new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), stopTimeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!waited) {
-        aborter.abort();
-        await running;
-      }
-      agents.http.destroy();
-      agents.https.destroy();
-    },
-
-    async list(filter) {
-      const limit = Math.min(Math.max(filter.limit ?? 100, 1), 1000);
-      return (await store.list({ job_id: filter.job_id, limit })).map(deliveryView);
-    },
-
-    async redeliver(id) {
-      if (!(await store.get(id))) throw notFound(`No webhook delivery ${id}`);
-      const doc = await attempt(id, true);
-      if (!doc) throw notFound(`No webhook delivery ${id}`);
-      return deliveryView(doc);
-    },
-  };
+  }
 }
 
 /** The delivery of a job's event: the same id each time, so the receiver and the store see one. */

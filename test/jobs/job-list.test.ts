@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { JobEnds } from '../../server/jobs/job-ends.js';
+import { EndWriteBehind } from '../../server/jobs/end-write-behind.js';
 import { JobService } from '../../server/jobs/job-service.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
@@ -34,7 +34,7 @@ beforeAll(async () => {
     all.push({ _id: `job_${String(i).padStart(3, '0')}`, account_id: i % 3 === 0 ? 'a' : 'b', status: i % 7 === 0 ? 'failed' : 'completed', created_at: created } as JobRecord);
   });
   await stores.jobs.insert(all);
-  const ends = new JobEnds({ store: stores.jobs, log: silentLogger });
+  const ends = new EndWriteBehind({ store: stores.jobs, log: silentLogger });
   jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock: { now: () => NOW }, ends, runner: undefined as never, settings: undefined as never, secrets: undefined as never, jobSecrets: stores.jobSecrets });
 });
 

@@ -1,4 +1,4 @@
-import { KeyedTurns } from '../../keyed-turns.js';
+import { SerialByKey } from '../../serial-by-key.js';
 import { HOUR_MS } from '../../time.js';
 import { fairTurns } from '../fair-turns.js';
 import { type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../records/job-record.js';
@@ -19,7 +19,7 @@ const RETIRED_INDEXES = ['account_id', 'completed_at'];
 /** jobs.db: every job, held in memory by NeDB, with the indexes its reads need. */
 export class NedbJobStore implements JobStore {
   /** Claims take turns, so two claims in this process never hand out one job twice. */
-  private readonly turns = new KeyedTurns();
+  private readonly turns = new SerialByKey();
 
   private constructor(private readonly db: NedbFile<JobRecord>) {}
 

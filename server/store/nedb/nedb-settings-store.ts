@@ -1,5 +1,5 @@
 import type { Settings } from '../../contract/admin.js';
-import { KeyedTurns } from '../../keyed-turns.js';
+import { SerialByKey } from '../../serial-by-key.js';
 import type { SettingsStore, SharedValues } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
 
@@ -27,7 +27,7 @@ export class NedbSettingsStore implements SettingsStore {
 /** Shared values in settings.db, one document each (`shared:<name>`); one node uses them, but the interface is the cluster's. */
 export class NedbSharedValues implements SharedValues {
   /** Two calls for one name take turns, so both get the value the first stored. */
-  private readonly turns = new KeyedTurns();
+  private readonly turns = new SerialByKey();
 
   constructor(private readonly db: NedbFile<SettingsDoc>) {}
 

@@ -1,4 +1,4 @@
-import { KeyedTurns } from '../../keyed-turns.js';
+import { SerialByKey } from '../../serial-by-key.js';
 import type { Admission, UsageDay, UsageStore } from '../stores.js';
 import type { NedbFile } from './nedb-file.js';
 
@@ -8,7 +8,7 @@ export type UsageDoc = UsageDay & { _id: string; month: string };
 /** usage.db: calls per account and UTC day, kept after the jobs themselves are gone. */
 export class NedbUsageStore implements UsageStore {
   /** One process holds the file, so one account's admissions taking turns here are exact. */
-  private readonly turns = new KeyedTurns();
+  private readonly turns = new SerialByKey();
 
   private constructor(private readonly db: NedbFile<UsageDoc>) {}
 

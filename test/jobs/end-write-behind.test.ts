@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { JobEnds } from '../../server/jobs/job-ends.js';
+import { EndWriteBehind } from '../../server/jobs/end-write-behind.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
@@ -38,7 +38,7 @@ describe('job ends kept for a store that was away', () => {
     const store = await storeAwayOnce();
     await store.insert([running('node-a')]);
     const announced: string[] = [];
-    const ends = new JobEnds({ store, log: silentLogger, onEnded: (job) => announced.push(job._id) });
+    const ends = new EndWriteBehind({ store, log: silentLogger, onEnded: (job) => announced.push(job._id) });
     expect(await ends.save('job_1', failedEnd, 'node-a')).toBe('deferred');
     expect(await ends.stop()).toBe(0);
     expect(await store.get('job_1')).toMatchObject({ status: 'failed', error: 'boom' });
@@ -49,7 +49,7 @@ describe('job ends kept for a store that was away', () => {
     const store = await storeAwayOnce();
     await store.insert([running('node-a')]);
     const announced: string[] = [];
-    const ends = new JobEnds({ store, log: silentLogger, onEnded: (job) => announced.push(job._id) });
+    const ends = new EndWriteBehind({ store, log: silentLogger, onEnded: (job) => announced.push(job._id) });
     expect(await ends.save('job_1', failedEnd, 'node-a')).toBe('deferred');
     // node-a's lease ran out while the store was away; node-b claimed the job and completed it.
     await store.update('job_1', { lease_owner: 'node-b', status: 'completed', completed_at: 7 });

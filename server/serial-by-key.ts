@@ -3,7 +3,7 @@
  * run alongside: a read-check-write (one account's counters, a result-cache lookup and its
  * insert) never interleaves with another of the same key inside this process.
  */
-export class KeyedTurns {
+export class SerialByKey {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   run<T>(key: string, task: () => Promise<T>): Promise<T> {

@@ -5,7 +5,7 @@ import type { JobChange, JobStore } from '../store/stores.js';
 /** How often a job's end that could not be stored (a full disk) is written again. */
 const SAVE_RETRY_MS = 5000;
 
-export interface JobEndsDeps {
+export interface EndWriteBehindDeps {
   store: JobStore;
   log: Logger;
   /** Called once a job has ended (completed or failed), after it is persisted. */
@@ -13,18 +13,18 @@ export interface JobEndsDeps {
 }
 
 /**
- * Job ends (completed or failed) on their way to the store. An end the disk refuses is kept in
- * memory: readers see it at once (`overlay`), it is written again every 5 s, and the job's end
+ * A write-behind buffer for job ends (completed or failed) the store refused: every end goes
+ * through it to the store, and one the disk refuses is kept in memory: readers see it at once (`overlay`), it is written again every 5 s, and the job's end
  * is announced (its webhook) only once it is stored.
  */
-export class JobEnds {
+export class EndWriteBehind {
   /** Ends waiting for the store, with the node whose lease they need (cluster mode). */
   private readonly unsaved = new Map<string, { end: JobChange; holder?: string }>();
   private timer: NodeJS.Timeout | undefined;
   private saving: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(private readonly deps: JobEndsDeps) {}
+  constructor(private readonly deps: EndWriteBehindDeps) {}
 
   /**
    * Stores a job's end; when the disk refuses it, keeps it for readers and writes it later
