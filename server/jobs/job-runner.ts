@@ -10,9 +10,9 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
-import { describeFailure } from './failure-message.js';
 import { FairQueue, fairTurns, type QueuedJob } from './fair-queue.js';
 import type { JobEnds } from './job-ends.js';
+import { classifyFailure } from './job-failure.js';
 import type { JobSecrets } from './job-options.js';
 import type { JobRecord } from './job-record.js';
 import type { SecretBox } from './secret-box.js';
@@ -499,7 +499,7 @@ export class JobRunner {
         log.warn('another node took the job over; its end is that node\'s to store');
         return;
       }
-      const failure = describeFailure(err, controller.signal);
+      const failure = classifyFailure(err, controller.signal);
       this.deps.onFailed?.(err, controller.signal);
       if (failure.internal) log.error({ err }, `failed: ${failure.message}`);
       else log.debug(`failed: ${failure.message}`);
