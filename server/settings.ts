@@ -2,7 +2,7 @@ import { type Settings, SettingsUpdate } from './api/schemas/admin.js';
 import { validateBody } from './api/validate.js';
 import { canonicalEntry } from './auth/ip-whitelist.js';
 import type { Config } from './config.js';
-import { ValidationError } from './errors.js';
+import { ValidationError } from './domain-errors.js';
 import type { SettingsStore } from './store/stores.js';
 
 export type { Settings };

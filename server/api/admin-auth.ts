@@ -4,7 +4,7 @@ import { type AdminSessions, SESSION_LIFETIME_MS } from '../auth/admin-sessions.
 import { secretEquals } from '../auth/admin-token.js';
 import { clientAddress } from '../auth/client-address.js';
 import { isAllowed } from '../auth/ip-whitelist.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from './error-responses.js';
 
 export const SESSION_COOKIE = 'sa_admin';
 export const CSRF_HEADER = 'X-Requested-With';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 import type { Context, Middleware, Next } from 'koa';
 
-import { badRequest } from '../errors.js';
+import { badRequest } from './error-responses.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -6,13 +6,13 @@ import type { Context } from 'koa';
 
 import { clientAddress } from '../auth/client-address.js';
 import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
-import { notFound } from '../errors.js';
+import { RateLimitedError } from '../domain-errors.js';
 import type { JobService } from '../jobs/job-service.js';
-import { rateLimitError } from '../limits/quota.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
+import { notFound } from './error-responses.js';
 import { exactRouter } from './routing.js';
 import { FILE_NAME_PATTERN } from './schemas/v1.js';
 
@@ -108,7 +108,7 @@ export async function sendImage(
 async function capability(ctx: Context, deps: FileRouteDeps, what: 'file' | 'thumbnail'): Promise<{ name: string; maxAge: number }> {
   const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
   const wait = deps.fileRateLimiter.take(client);
-  if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
+  if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
   const name = String(ctx.params.name);
   if (!FILE_NAME.test(name) || (what === 'thumbnail' && name.endsWith('.pdf'))) throw notFound(`No such ${what}`);
   const job = await deps.jobs.findByImage(name);

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 
-import { ApiError, ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
+import { ApiError } from './error-responses.js';
 import { ScreenshotRequest } from './schemas/v1.js';
 
 // Render links: GET /v1/render?url=…&<options>&key_id=…&signature=…, signed with the key's

@@ -2,10 +2,11 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 
 import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
-import { ApiError, ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { statusUrl } from '../jobs/job-resource.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import { ApiError } from './error-responses.js';
 import { sendImage } from './file-routes.js';
 import { checkSignature, queryPairs, renderRequestBody } from './render-link.js';
 import { exactRouter } from './routing.js';

@@ -2,7 +2,7 @@ import type { CaptureCookie, HtmlDocument } from '../capture/capture-options.js'
 import { EXTRACT_KINDS } from '../capture/extract-bounds.js';
 import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/html-document.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 import type { JobOptions, JobSecrets } from '../jobs/job-options.js';
 import type { CreateParams } from '../jobs/job-record.js';
 import { MAX_HTML_BYTES, MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from './schemas/v1.js';

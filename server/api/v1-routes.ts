@@ -2,7 +2,6 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 
-import { ApiError, badRequest } from '../errors.js';
 import type { CreateParams } from '../jobs/job-record.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService, RequestedJob } from '../jobs/job-service.js';
@@ -10,6 +9,7 @@ import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { type Clock,formatIsoSeconds, nextUtcMidnight } from '../time.js';
+import { ApiError, badRequest } from './error-responses.js';
 import { exactRouter } from './routing.js';
 import { MAX_BODY_KB, ScreenshotQuery } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';

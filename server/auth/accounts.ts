@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 
 import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../api/schemas/admin.js';
 import type { Filled } from '../api/validate.js';
-import { notFound, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../domain-errors.js';
 import { type AccountStore, EmailTakenError } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
 
@@ -88,7 +88,7 @@ export class AccountService {
 
   async get(id: string): Promise<AccountRecord> {
     const account = await this.find(id);
-    if (!account) throw notFound(`No account ${id}`);
+    if (!account) throw new NotFoundError('account', id);
     return account;
   }
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 
 import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../api/schemas/admin.js';
 import type { Filled } from '../api/validate.js';
-import { notFound, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../domain-errors.js';
 import type { SecretBox } from '../jobs/secret-box.js';
 import type { KeyStore } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
@@ -117,7 +117,7 @@ export class ApiKeyService {
 
   async get(id: string): Promise<KeyRecord> {
     const record = await this.store.get(id);
-    if (!record) throw notFound(`No API key ${id}`);
+    if (!record) throw new NotFoundError('API key', id);
     return record;
   }
 

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 
 import { adminAuth, type AdminAuthDeps, adminNetworkGuard } from '../api/admin-auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../api/error-responses.js';
 import type { ServiceMetrics } from './service-metrics.js';
 
 export interface MetricsRouteDeps extends AdminAuthDeps {

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 
+import { NotFoundError } from '../domain-errors.js';
 import type { EgressPolicy } from '../egress/policy.js';
-import { notFound } from '../errors.js';
 import { type Logger,silentLogger } from '../logger.js';
 import type { DeliveryStore } from '../store/stores.js';
 import { type Clock,systemClock } from '../time.js';
@@ -33,7 +33,7 @@ export interface WebhookService {
   stop(): Promise<void>;
   /** Deliveries with their attempts, newest first. @default limit 100 */
   list(filter: { job_id?: string; limit?: number }): Promise<WebhookDelivery[]>;
-  /** Sends again now, with the same webhook-id; throws a 404 ApiError when unknown. */
+  /** Sends again now, with the same webhook-id; throws NotFoundError when unknown. */
   redeliver(id: string): Promise<WebhookDelivery>;
 }
 
@@ -276,9 +276,9 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     },
 
     async redeliver(id) {
-      if (!(await store.get(id))) throw notFound(`No webhook delivery ${id}`);
+      if (!(await store.get(id))) throw new NotFoundError('webhook delivery', id);
       const doc = await attempt(id, true);
-      if (!doc) throw notFound(`No webhook delivery ${id}`);
+      if (!doc) throw new NotFoundError('webhook delivery', id);
       return deliveryView(doc);
     },
   };
