@@ -18,13 +18,13 @@ import { formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
+import { baseUrlOf } from './base-url.js';
 import { ApiError, badRequest } from './error-responses.js';
 import { adminOpenApiRoute } from './openapi.js';
 import { queryText, refuseSecretOptions, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
 import { GatedRouter } from './routing.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
 import { parseScreenshotParams } from './screenshot-params.js';
-import { baseUrlOf } from './v1-routes.js';
 import { type Filled, validateBody, validateQuery } from './validate.js';
 
 export interface AdminDeps extends AdminAuthDeps {

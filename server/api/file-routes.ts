@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-
 import type Router from '@koa/router';
 import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
@@ -15,6 +13,7 @@ import type { Clock } from '../time.js';
 import { notFound } from './error-responses.js';
 import { exactRouter } from './routing.js';
 import { FILE_NAME_PATTERN } from './schemas/v1.js';
+import { sendImage } from './send-image.js';
 
 const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
 const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp', pdf: 'pdf' };
@@ -67,37 +66,6 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     ctx.body = thumbnail;
   });
   return router;
-}
-
-/**
- * Sends a stored image with the validators `headersFor` gives it (an ETag among them): 304 when
- * the client's If-None-Match names that ETag (one of a list, weak or not), else the bytes,
- * streamed. Throws `missing()` when the file is gone.
- */
-export async function sendImage(
-  ctx: Context,
-  file: string,
-  type: string,
-  missing: () => Error,
-  headersFor: (stat: fs.Stats) => { ETag: string; 'Cache-Control': string } & Record<string, string>,
-): Promise<void> {
-  let stat: fs.Stats;
-  try {
-    stat = await fs.promises.stat(file);
-  } catch {
-    throw missing();
-  }
-  const headers = headersFor(stat);
-  ctx.set(headers);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  const match = ctx.get('If-None-Match');
-  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === headers.ETag)) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.type = type;
-  ctx.length = stat.size;
-  ctx.body = fs.createReadStream(file);
 }
 
 /**

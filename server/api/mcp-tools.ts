@@ -11,7 +11,7 @@ import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
 import { knownErrorResponse } from './error-responses.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import type { V1State } from './v1-auth.js';
-import { requestJobs, type V1Deps } from './v1-routes.js';
+import { requestJobs, type V1Deps } from './v1-jobs.js';
 
 /** How long a tool call waits for its job to end before answering with the job still running. */
 export const MCP_WAIT_MS = 120_000;

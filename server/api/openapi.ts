@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
 
 import type { SettingsService } from '../settings.js';
+import { baseUrlOf } from './base-url.js';
 import { adminOpenApiDocument } from './openapi/admin-document.js';
 import { v1OpenApiDocument } from './openapi/v1-document.js';
 import { exactRouter } from './routing.js';
-import { baseUrlOf } from './v1-routes.js';
 
 export interface OpenApiDeps {
   settings: SettingsService;

@@ -6,14 +6,15 @@ import { ValidationError } from '../domain-errors.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { statusUrl } from '../jobs/job-resource.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import { baseUrlOf } from './base-url.js';
 import { ApiError } from './error-responses.js';
-import { sendImage } from './file-routes.js';
 import { checkSignature, queryPairs, renderRequestBody } from './render-link.js';
 import { exactRouter } from './routing.js';
 import { RENDER_CACHE_TTL_SECONDS } from './schemas/v1.js';
 import { parseScreenshotParams } from './screenshot-params.js';
+import { sendImage } from './send-image.js';
 import { type RateBudget, v1Auth, type V1State } from './v1-auth.js';
-import { baseUrlOf, requestJobs, type V1Deps } from './v1-routes.js';
+import { requestJobs, type V1Deps } from './v1-jobs.js';
 
 interface RenderState {
   pairs: Array<[string, string]>;
