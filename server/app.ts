@@ -2,16 +2,18 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 
 import { accessLog, LoggedPaths } from './api/access-log.js';
-import { adminRoutes } from './api/admin-routes.js';
+import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
+import { adminSessionRoutes } from './api/admin-session-routes.js';
 import { errorMiddleware } from './api/error-middleware.js';
 import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
 import { metricsRoutes } from './api/metrics-routes.js';
-import { v1OpenApiRoutes } from './api/openapi.js';
+import { adminOpenApiRoutes, type OpenApiDeps, v1OpenApiRoutes } from './api/openapi.js';
 import { findRendererDir, panelRoutes } from './api/panel-routes.js';
 import { renderRoutes } from './api/render-routes.js';
 import { v1Routes } from './api/v1-routes.js';
+import type { AdminSessions } from './auth/admin-sessions.js';
 import type { Services } from './services.js';
 
 function mount(app: Koa, router: Router) {
@@ -55,6 +57,11 @@ const adminDeps = (services: Services) => ({
   sessions: services.adminSessions,
 });
 
+/** The admin API's routers: the session exchange, then the routes behind the admin token. */
+export function adminApiRouters(deps: AdminDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
+  return [adminSessionRoutes(deps), adminRoutes(deps), adminOpenApiRoutes(deps)];
+}
+
 /**
  * Every router of the service, in the order they are mounted: the public ones (health, the v1
  * API), then those behind the admin network rule (/metrics, the panel's files, the admin API).
@@ -67,7 +74,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),
-      ...adminRoutes(admin),
+      ...adminApiRouters(admin),
     ],
   };
 }

@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import bodyParser from 'koa-bodyparser';
 
 import { type AccountService,accountView } from '../auth/accounts.js';
 import type { AdminSessions } from '../auth/admin-sessions.js';
@@ -16,14 +15,13 @@ import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
+import type { AdminAuthDeps } from './admin-auth.js';
+import { adminApiRouter } from './admin-router.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { baseUrlOf } from './base-url.js';
-import { ApiError, badRequest } from './error-responses.js';
-import { adminOpenApiRoute } from './openapi.js';
+import { ApiError } from './error-responses.js';
 import { queryText, refuseSecretOptions, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
-import { GatedRouter } from './routing.js';
-import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from './schemas/admin.js';
+import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, UsageQuery } from './schemas/admin.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { type Filled, validateBody, validateQuery } from './validate.js';
 
@@ -42,34 +40,13 @@ export interface AdminDeps extends AdminAuthDeps {
 /** The JSON body, as koa-bodyparser left it (validated by the route against its schema). */
 const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
-/** Admin API answers are private to the admin and never cached, whatever their status. */
-async function adminHeaders(ctx: Context, next: () => Promise<unknown>) {
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  await next();
-}
-
-const jsonBody = bodyParser({
-  enableTypes: ['json'],
-  jsonLimit: '256kb',
-  onerror: () => {
-    throw badRequest('The request body is not valid JSON');
-  },
-});
-
 /**
- * /admin/api/* — accounts, keys, jobs, usage, settings and the queue, for the control panel
- * and scripts. Two routers: the session exchange, behind the admin network rule only, and
- * everything else, behind the network rule and the admin token. Each check runs inside every
- * route's own middleware (GatedRouter), and the body is read only after them.
+ * /admin/api/* — accounts, keys, jobs, usage, settings, the queue and webhook deliveries, for
+ * the control panel and scripts, behind the admin network rule and the admin token (checked in
+ * every route's own middleware, see adminApiRouter; the body is read only after them).
  */
-export function adminRoutes(deps: AdminDeps): Router[] {
-  const network = adminNetworkGuard(deps);
-  const session = new GatedRouter('/admin/api', [network, adminHeaders, jsonBody]);
-  session.post('/session', (ctx) => openSession(ctx, deps.token, deps.sessions, validateBody(SessionOpen, body(ctx)).token));
-  session.delete('/session', (ctx) => closeSession(ctx, deps.sessions));
-
-  const router = new GatedRouter('/admin/api', [network, adminHeaders, adminAuth(deps), jsonBody]);
+export function adminRoutes(deps: AdminDeps): Router {
+  const router = adminApiRouter(deps);
 
   const withUsage = async (account: Awaited<ReturnType<AccountService['get']>>) =>
     accountView(account, await deps.quota.usage(account._id));
@@ -237,8 +214,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   });
 
   adminWebhookRoutes(router, deps.webhooks);
-  adminOpenApiRoute(deps)(router);
-  return [session, router];
+  return router;
 }
 
 /** The engine as `GET /admin/api/status` reports it. */
