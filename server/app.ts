@@ -2,18 +2,19 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 
 import { accessLog, LoggedPaths } from './api/access-log.js';
-import { adminNetworkGuard } from './api/admin-auth.js';
-import { adminRoutes } from './api/admin-routes.js';
-import { adminStatic, findRendererDir } from './api/admin-static.js';
+import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
+import { adminSessionRoutes } from './api/admin-session-routes.js';
+import { errorMiddleware } from './api/error-middleware.js';
 import { fileRoutes } from './api/file-routes.js';
+import { healthRoutes } from './api/health-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
-import { metricsEndpoint } from './api/metrics-route.js';
+import { metricsRoutes } from './api/metrics-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
+import { adminOpenApiRoutes, type OpenApiDeps } from './api/openapi.js';
+import { findRendererDir, panelRoutes } from './api/panel-routes.js';
 import { renderRoutes } from './api/render-routes.js';
 import { v1Routes } from './api/v1-routes.js';
-import { oneBrowser } from './capture/engine.js';
-import { errorMiddleware } from './errors.js';
-import { readiness } from './metrics/readiness.js';
+import type { AdminSessions } from './auth/admin-sessions.js';
 import type { Services } from './services.js';
 
 function mount(app: Koa, router: Router) {
@@ -23,9 +24,6 @@ function mount(app: Koa, router: Router) {
     router.allowedMethods(),
   );
 }
-
-/** The routes the handlers outside the routers answer, as the metrics label them. */
-const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * Counts each answered request by its route: the router's pattern (`/v1/screenshot/:id`), never
@@ -45,7 +43,6 @@ function countRequests(services: Services): Koa.Middleware {
       const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
       const route =
         typeof matched === 'string' ? matched
-        : FIXED_ROUTES.has(ctx.path) ? ctx.path
         : ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? '/admin/*'
         : 'unmatched';
       services.metrics.request(ctx.method, route, status ?? ctx.status, (performance.now() - started) / 1000);
@@ -61,12 +58,25 @@ const adminDeps = (services: Services) => ({
   sessions: services.adminSessions,
 });
 
-/** Every router of the service: the v1 API's, then the admin API's (mounted after the panel's files). */
+/** The admin API's routers: the session exchange, then the routes behind the admin token. */
+export function adminApiRouters(deps: AdminDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
+  return [adminSessionRoutes(deps), adminRoutes(deps), adminOpenApiRoutes(deps)];
+}
+
+/**
+ * Every router of the service, in the order they are mounted: the public ones (health, the v1
+ * API), then those behind the admin network rule (/metrics, the panel's files, the admin API).
+ */
 export function appRouters(services: Services): { v1: Router[]; admin: Router[] } {
   const deps = { ...services, trustProxy: services.config.trustProxy };
+  const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)],
-    admin: adminRoutes({ ...deps, ...adminDeps(services) }),
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    admin: [
+      metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
+      panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),
+      ...adminApiRouters(admin),
+    ],
   };
 }
 
@@ -80,37 +90,6 @@ export function createApp(services: Services): Koa {
   app.use(accessLog(services.log, paths));
   app.use(countRequests(services));
   app.use(errorMiddleware((msg, err) => services.log.error({ component: 'http', err }, msg), paths));
-
-  app.use(async (ctx, next) => {
-    if (ctx.path === '/healthz') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    if (ctx.path === '/readyz') {
-      const report = await readiness({
-        filesDir: services.files.root,
-        stores: () => services.stores.health(),
-        started: () => services.isStarted(),
-        browsers: () => services.engine.browsers?.() ?? oneBrowser(services.engine.isReady()),
-      });
-      ctx.status = report.status === 'ready' ? 200 : 503;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = report;
-      return;
-    }
-    await next();
-  });
-
-  for (const router of v1) mount(app, router);
-
-  app.use(
-    metricsEndpoint(services.metrics, {
-      ...adminDeps(services),
-      metricsAllow: services.config.metricsAllow,
-      metricsToken: services.config.metricsToken,
-    }),
-  );
-  app.use(adminStatic(services.rendererDir ?? findRendererDir(), adminNetworkGuard(adminDeps(services))));
-  for (const router of admin) mount(app, router);
+  for (const router of [...v1, ...admin]) mount(app, router);
   return app;
 }

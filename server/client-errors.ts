@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 
-import { ERROR_TITLES } from './errors.js';
+import { ERROR_TITLES } from './api/error-responses.js';
 
 /** How Node's HTTP parser failures are answered: the status, and what to tell the client. */
 const PARSER_ANSWERS: Record<string, [number, string]> = {

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 
-import { ValidationError } from './errors.js';
+import { ValidationError } from './domain-errors.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Range = [Address, number];

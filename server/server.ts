@@ -3,11 +3,11 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 
+import { ERROR_TITLES } from './api/error-responses.js';
 import { rateKey } from './api/file-routes.js';
 import { createApp } from './app.js';
 import { answerClientError } from './client-errors.js';
 import type { Config } from './config.js';
-import { ERROR_TITLES } from './errors.js';
 import { ConnectionLimit } from './limits/connection-limit.js';
 import { createServices, type ServiceDeps, type Services } from './services.js';
 import { isDiskFull } from './store/disk-full.js';

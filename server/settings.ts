@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { type Settings, SettingsUpdate } from './contract/admin.js';
 import { validateBody } from './contract/validate.js';
-import { ValidationError } from './errors.js';
+import { ValidationError } from './domain-errors.js';
 import { canonicalEntry } from './ip-whitelist.js';
 import type { SettingsStore } from './store/stores.js';
 

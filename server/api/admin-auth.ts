@@ -3,8 +3,8 @@ import type { Context, Next } from 'koa';
 import { type AdminSessions, SESSION_LIFETIME_MS } from '../auth/admin-sessions.js';
 import { secretEquals } from '../auth/admin-token.js';
 import { clientAddress } from '../auth/client-address.js';
-import { ApiError } from '../errors.js';
 import { isAllowed } from '../ip-whitelist.js';
+import { ApiError } from './error-responses.js';
 
 export const SESSION_COOKIE = 'sa_admin';
 export const CSRF_HEADER = 'X-Requested-With';

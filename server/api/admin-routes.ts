@@ -1,14 +1,13 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import bodyParser from 'koa-bodyparser';
 
 import { type AccountService,accountView } from '../auth/accounts.js';
 import type { AdminSessions } from '../auth/admin-sessions.js';
 import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import { type CaptureEngine, oneBrowser } from '../capture/engine.js';
-import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, SessionOpen, UsageQuery } from '../contract/admin.js';
+import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, UsageQuery } from '../contract/admin.js';
 import { type Filled, validateBody, validateQuery } from '../contract/validate.js';
-import { ApiError, badRequest, ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 import { screenshotUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { QuotaService } from '../limits/quota.js';
@@ -18,13 +17,13 @@ import { optionsView } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import { formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { adminAuth, type AdminAuthDeps,adminNetworkGuard, closeSession, openSession } from './admin-auth.js';
+import type { AdminAuthDeps } from './admin-auth.js';
+import { adminApiRouter } from './admin-router.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
-import { adminOpenApiRoute } from './openapi.js';
+import { baseUrlOf } from './base-url.js';
+import { ApiError } from './error-responses.js';
 import { queryText, refuseSecretOptions, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
-import { GatedRouter } from './routing.js';
 import { parseScreenshotParams } from './screenshot-params.js';
-import { baseUrlOf } from './v1-routes.js';
 
 export interface AdminDeps extends AdminAuthDeps {
   sessions: AdminSessions;
@@ -41,34 +40,13 @@ export interface AdminDeps extends AdminAuthDeps {
 /** The JSON body, as koa-bodyparser left it (validated by the route against its schema). */
 const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
-/** Admin API answers are private to the admin and never cached, whatever their status. */
-async function adminHeaders(ctx: Context, next: () => Promise<unknown>) {
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  await next();
-}
-
-const jsonBody = bodyParser({
-  enableTypes: ['json'],
-  jsonLimit: '256kb',
-  onerror: () => {
-    throw badRequest('The request body is not valid JSON');
-  },
-});
-
 /**
- * /admin/api/* — accounts, keys, jobs, usage, settings and the queue, for the control panel
- * and scripts. Two routers: the session exchange, behind the admin network rule only, and
- * everything else, behind the network rule and the admin token. Each check runs inside every
- * route's own middleware (GatedRouter), and the body is read only after them.
+ * /admin/api/* — accounts, keys, jobs, usage, settings, the queue and webhook deliveries, for
+ * the control panel and scripts, behind the admin network rule and the admin token (checked in
+ * every route's own middleware, see adminApiRouter; the body is read only after them).
  */
-export function adminRoutes(deps: AdminDeps): Router[] {
-  const network = adminNetworkGuard(deps);
-  const session = new GatedRouter('/admin/api', [network, adminHeaders, jsonBody]);
-  session.post('/session', (ctx) => openSession(ctx, deps.token, deps.sessions, validateBody(SessionOpen, body(ctx)).token));
-  session.delete('/session', (ctx) => closeSession(ctx, deps.sessions));
-
-  const router = new GatedRouter('/admin/api', [network, adminHeaders, adminAuth(deps), jsonBody]);
+export function adminRoutes(deps: AdminDeps): Router {
+  const router = adminApiRouter(deps);
 
   const withUsage = async (account: Awaited<ReturnType<AccountService['get']>>) =>
     accountView(account, await deps.quota.usage(account._id));
@@ -236,8 +214,7 @@ export function adminRoutes(deps: AdminDeps): Router[] {
   });
 
   adminWebhookRoutes(router, deps.webhooks);
-  adminOpenApiRoute(deps)(router);
-  return [session, router];
+  return router;
 }
 
 /** The engine as `GET /admin/api/status` reports it. */

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-
 import type Router from '@koa/router';
 import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
@@ -7,14 +5,15 @@ import type { Context } from 'koa';
 import { clientAddress } from '../auth/client-address.js';
 import { IMAGE_CONTENT_TYPES, type ImageFormat } from '../capture/engine.js';
 import { FILE_NAME_PATTERN } from '../contract/v1.js';
-import { notFound } from '../errors.js';
+import { RateLimitedError } from '../domain-errors.js';
 import type { JobService } from '../jobs/job-service.js';
-import { rateLimitError } from '../limits/quota.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
+import { notFound } from './error-responses.js';
 import { exactRouter } from './routing.js';
+import { sendImage } from './send-image.js';
 
 const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
 const EXT_FORMAT: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', webp: 'webp', pdf: 'pdf' };
@@ -70,37 +69,6 @@ export function fileRoutes(deps: FileRouteDeps): Router {
 }
 
 /**
- * Sends a stored image with the validators `headersFor` gives it (an ETag among them): 304 when
- * the client's If-None-Match names that ETag (one of a list, weak or not), else the bytes,
- * streamed. Throws `missing()` when the file is gone.
- */
-export async function sendImage(
-  ctx: Context,
-  file: string,
-  type: string,
-  missing: () => Error,
-  headersFor: (stat: fs.Stats) => { ETag: string; 'Cache-Control': string } & Record<string, string>,
-): Promise<void> {
-  let stat: fs.Stats;
-  try {
-    stat = await fs.promises.stat(file);
-  } catch {
-    throw missing();
-  }
-  const headers = headersFor(stat);
-  ctx.set(headers);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  const match = ctx.get('If-None-Match');
-  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === headers.ETag)) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.type = type;
-  ctx.length = stat.size;
-  ctx.body = fs.createReadStream(file);
-}
-
-/**
  * What both file routes check before serving: the client's rate, a well-formed name (a PDF has
  * no thumbnail), a job that holds the image and has not expired. Returns the name and the
  * seconds a client may cache the answer: until the retention period ends.
@@ -108,7 +76,7 @@ export async function sendImage(
 async function capability(ctx: Context, deps: FileRouteDeps, what: 'file' | 'thumbnail'): Promise<{ name: string; maxAge: number }> {
   const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
   const wait = deps.fileRateLimiter.take(client);
-  if (wait > 0) throw rateLimitError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
+  if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
   const name = String(ctx.params.name);
   if (!FILE_NAME.test(name) || (what === 'thumbnail' && name.endsWith('.pdf'))) throw notFound(`No such ${what}`);
   const job = await deps.jobs.findByImage(name);

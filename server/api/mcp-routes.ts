@@ -3,10 +3,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 import { MAX_BODY_KB } from '../contract/v1.js';
+import { baseUrlOf } from './base-url.js';
 import { registerMcpTools } from './mcp-tools.js';
 import { exactRouter } from './routing.js';
 import { v1Auth, type V1State } from './v1-auth.js';
-import { baseUrlOf, type V1Deps } from './v1-routes.js';
+import type { V1Deps } from './v1-jobs.js';
 
 /** The version the MCP server reports: the package's own. */
 const SERVER_INFO = { name: 'screenshot-appliance', version: '0.1.0' };

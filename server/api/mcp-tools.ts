@@ -5,12 +5,13 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
-import { ApiError, ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
 import type { JobRecord } from '../store/records/job-record.js';
+import { knownErrorResponse } from './error-responses.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import type { V1State } from './v1-auth.js';
-import { requestJobs, type V1Deps } from './v1-routes.js';
+import { requestJobs, type V1Deps } from './v1-jobs.js';
 
 /** How long a tool call waits for its job to end before answering with the job still running. */
 export const MCP_WAIT_MS = 120_000;
@@ -36,8 +37,8 @@ const toolError = (message: string): CallToolResult => ({ isError: true, content
  */
 function refusal(err: unknown): CallToolResult {
   if (err instanceof ValidationError) return toolError(`Bad request: ${err.message}`);
-  if (err instanceof ApiError && err.status < 500) return toolError(`${err.title}: ${err.message}`);
-  if (err instanceof ApiError && (err.status === 503 || err.status === 507)) return toolError(`${err.title}: ${err.message}`);
+  const answer = knownErrorResponse(err);
+  if (answer && (answer.status < 500 || answer.status === 503 || answer.status === 507)) return toolError(`${answer.title}: ${answer.message}`);
   throw err;
 }
 

@@ -1,10 +1,12 @@
 import type Router from '@koa/router';
 
 import type { SettingsService } from '../settings.js';
+import type { AdminAuthDeps } from './admin-auth.js';
+import { adminApiRouter } from './admin-router.js';
+import { baseUrlOf } from './base-url.js';
 import { adminOpenApiDocument } from './openapi/admin-document.js';
 import { v1OpenApiDocument } from './openapi/v1-document.js';
 import { exactRouter } from './routing.js';
-import { baseUrlOf } from './v1-routes.js';
 
 export interface OpenApiDeps {
   settings: SettingsService;
@@ -24,11 +26,11 @@ export function v1OpenApiRoutes(deps: OpenApiDeps): Router {
   return router;
 }
 
-/** GET /admin/api/openapi.json, added to the admin router so it sits behind the admin authentication. */
-export function adminOpenApiRoute(deps: OpenApiDeps): (router: Router) => void {
-  return (router) => {
-    router.get('/openapi.json', (ctx) => {
-      ctx.body = adminOpenApiDocument(baseUrlOf(ctx, deps.settings));
-    });
-  };
+/** GET /admin/api/openapi.json, behind the admin network rule and the admin token as the admin API is. */
+export function adminOpenApiRoutes(deps: OpenApiDeps & AdminAuthDeps): Router {
+  const router = adminApiRouter(deps);
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = adminOpenApiDocument(baseUrlOf(ctx, deps.settings));
+  });
+  return router;
 }

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 
 import { ScreenshotRequest } from '../contract/v1.js';
-import { ApiError, ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
+import { ApiError } from './error-responses.js';
 
 // Render links: GET /v1/render?url=…&<options>&key_id=…&signature=…, signed with the key's
 // signing secret. The query is read once (queryPairs); the signature is checked on those pairs

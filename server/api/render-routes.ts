@@ -3,16 +3,18 @@ import type { Context } from 'koa';
 
 import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { RENDER_CACHE_TTL_SECONDS } from '../contract/v1.js';
-import { ApiError, ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 import { statusUrl } from '../jobs/job-resource.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { JobRecord } from '../store/records/job-record.js';
-import { sendImage } from './file-routes.js';
+import { baseUrlOf } from './base-url.js';
+import { ApiError } from './error-responses.js';
 import { checkSignature, queryPairs, renderRequestBody } from './render-link.js';
 import { exactRouter } from './routing.js';
 import { parseScreenshotParams } from './screenshot-params.js';
+import { sendImage } from './send-image.js';
 import { type RateBudget, v1Auth, type V1State } from './v1-auth.js';
-import { baseUrlOf, requestJobs, type V1Deps } from './v1-routes.js';
+import { requestJobs, type V1Deps } from './v1-jobs.js';
 
 interface RenderState {
   pairs: Array<[string, string]>;

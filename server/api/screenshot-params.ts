@@ -4,7 +4,7 @@ import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
 import { MAX_HTML_BYTES, MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from '../contract/v1.js';
 import { validateBody } from '../contract/validate.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import type { JobOptions, JobSecrets } from '../store/records/job-options.js';
 

@@ -3,13 +3,13 @@ import type { Context, Next } from 'koa';
 import type { AccountService } from '../auth/accounts.js';
 import type { ApiKeyService } from '../auth/api-keys.js';
 import { clientAddress } from '../auth/client-address.js';
-import { ApiError } from '../errors.js';
+import { RateLimitedError } from '../domain-errors.js';
 import { isAllowed } from '../ip-whitelist.js';
 import type { QuotaService } from '../limits/quota.js';
-import { rateLimitError } from '../limits/quota.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import type { KeyRecord } from '../store/records/key-record.js';
+import { ApiError } from './error-responses.js';
 
 export interface V1State {
   account: AccountRecord;
@@ -84,7 +84,7 @@ export function v1Auth(deps: V1AuthDeps, identify: Identify = apiKeyHeader(deps)
         refusal: `Too many requests: the limit is ${deps.rateLimiter.limit} requests per second per account`,
       };
       const wait = spent.limiter.take(spent.id);
-      if (wait > 0) throw rateLimitError(spent.refusal, wait);
+      if (wait > 0) throw new RateLimitedError(spent.refusal, wait);
       void deps.keys.touch(key).catch(() => undefined);
       ctx.state.v1 = { account, key, clientIp: ip } satisfies V1State;
       await next();

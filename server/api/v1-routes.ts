@@ -1,45 +1,16 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 
 import { MAX_BODY_KB, ScreenshotQuery } from '../contract/v1.js';
 import { validateQuery } from '../contract/validate.js';
-import { ApiError, badRequest } from '../errors.js';
-import type { CreateParams } from '../jobs/create-params.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
-import type { JobService, RequestedJob } from '../jobs/job-service.js';
-import type { ServiceMetrics } from '../metrics/service-metrics.js';
-import type { SettingsService } from '../settings.js';
-import type { FileStore } from '../store/file-store.js';
-import { type Clock,formatIsoSeconds, nextUtcMidnight } from '../time.js';
+import { formatIsoSeconds, nextUtcMidnight } from '../time.js';
+import { baseUrlOf } from './base-url.js';
+import { ApiError, badRequest } from './error-responses.js';
 import { exactRouter } from './routing.js';
 import { parseScreenshotParams } from './screenshot-params.js';
-import { v1Auth, type V1AuthDeps, type V1State } from './v1-auth.js';
-
-export interface V1Deps extends V1AuthDeps {
-  jobs: JobService;
-  /** Counts result-cache hits and misses. */
-  metrics?: Pick<ServiceMetrics, 'cacheLookup'>;
-  files: FileStore;
-  settings: SettingsService;
-  clock: Clock;
-}
-
-/** The absolute origin clients see: the configured public base URL, else the request's own. */
-export function baseUrlOf(ctx: Context, settings: SettingsService): string {
-  return settings.get().public_base_url ?? `${ctx.protocol}://${ctx.host}`;
-}
-
-/**
- * The jobs a request gets for its account and key (new ones charged to the limits, cached ones
- * free), with the result cache's hits and misses counted when it asked for the cache.
- */
-export async function requestJobs(deps: V1Deps, state: V1State, params: CreateParams, base: string): Promise<RequestedJob[]> {
-  const { account, key } = state;
-  const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
-  if (params.cache_ttl > 0) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
-  return requested;
-}
+import { v1Auth, type V1State } from './v1-auth.js';
+import { requestJobs, type V1Deps } from './v1-jobs.js';
 
 const jsonBody = bodyParser({
   enableTypes: ['json'],

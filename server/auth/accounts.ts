@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 
 import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../contract/admin.js';
 import type { Filled } from '../contract/validate.js';
-import { notFound, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../domain-errors.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { type AccountStore, EmailTakenError } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
@@ -76,7 +76,7 @@ export class AccountService {
 
   async get(id: string): Promise<AccountRecord> {
     const account = await this.find(id);
-    if (!account) throw notFound(`No account ${id}`);
+    if (!account) throw new NotFoundError('account', id);
     return account;
   }
 

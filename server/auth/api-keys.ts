@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../contract/admin.js';
 import type { Filled } from '../contract/validate.js';
 import type { SecretBox } from '../crypto/secret-box.js';
-import { notFound, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../domain-errors.js';
 import { canonicalWhitelist } from '../ip-whitelist.js';
 import type { KeyRecord } from '../store/records/key-record.js';
 import type { KeyStore } from '../store/stores.js';
@@ -100,7 +100,7 @@ export class ApiKeyService {
 
   async get(id: string): Promise<KeyRecord> {
     const record = await this.store.get(id);
-    if (!record) throw notFound(`No API key ${id}`);
+    if (!record) throw new NotFoundError('API key', id);
     return record;
   }
 

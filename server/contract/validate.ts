@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from 'typebox';
 
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 
 // Requests are checked against the schemas of server/contract/ with ajv, and a refusal
 // reads as it always has: 400 `{error: "Bad request", message}` whose message names the field

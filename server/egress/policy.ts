@@ -5,7 +5,7 @@ import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 
 import { withDeadline } from '../deadline.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../domain-errors.js';
 
 /** What the admin can change about the egress guard (`--egress-allow`, settings API). */
 export interface EgressPolicyOptions {

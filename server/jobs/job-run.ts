@@ -12,7 +12,7 @@ import type { JobRecord } from '../store/records/job-record.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { EndWriteBehind } from './end-write-behind.js';
-import { describeFailure } from './failure-message.js';
+import { classifyFailure } from './job-failure.js';
 
 /** Decides whether the service may reach a URL; throws with the reason when not. */
 export interface UrlGuard {
@@ -289,7 +289,7 @@ class JobRun {
   /** Stores the job's end as failed, with the message its failure's class gives. */
   private async fail(err: unknown): Promise<void> {
     const signal = this.controller.signal;
-    const failure = describeFailure(err, signal);
+    const failure = classifyFailure(err, signal);
     this.ctx.deps.onFailed?.(err, signal);
     if (failure.internal) this.log.error({ err }, `failed: ${failure.message}`);
     else this.log.debug(`failed: ${failure.message}`);

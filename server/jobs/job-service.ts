@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 
 import { type DeviceName, PRESETS } from '../capture/presets.js';
-import type { SecretBox } from '../crypto/secret-box.js';
-import { ApiError, notFound } from '../errors.js';
+import { SecretBox } from '../crypto/secret-box.js';
+import { AccountShareFullError, NotFoundError, QueueFullError, ShuttingDownError } from '../domain-errors.js';
 import { SerialByKey } from '../serial-by-key.js';
 import type { SettingsService } from '../settings.js';
 import { secretNames } from '../store/records/job-options.js';
@@ -25,7 +25,7 @@ export interface JobServiceDeps {
   runner: JobRunner;
   /** Ends of jobs not stored yet (a full disk), which readers see all the same. */
   ends: EndWriteBehind;
-  /** Its `queue_limit`: most jobs waiting or running before a request is refused with 503. */
+  /** Its `queue_limit`: most jobs waiting or running before a request is refused (QueueFullError). */
   settings: SettingsService;
   /** Seals the secrets of a job's options until it ends. */
   secrets: SecretBox;
@@ -51,22 +51,10 @@ export const MIN_ACCOUNT_SHARE = 5;
 /**
  * The most jobs one account may have waiting or running: `account_queue_share` percent of the
  * queue limit, never fewer than MIN_ACCOUNT_SHARE, never more than the limit. Past it that
- * account gets 503 while the others are still admitted, so one account cannot fill the queue.
+ * account is refused (AccountShareFullError) while the others are still admitted, so one account cannot fill the queue.
  */
 export function accountShare(settings: { queue_limit: number; account_queue_share: number }): number {
   return Math.min(settings.queue_limit, Math.max(MIN_ACCOUNT_SHARE, Math.floor((settings.queue_limit * settings.account_queue_share) / 100)));
-}
-
-/** The 503 of an account past its share of the queue. */
-function shareExceeded(have: number, share: number, limit: number, waitSeconds: number): ApiError {
-  return new ApiError(
-    503,
-    `This account has ${have} jobs waiting or running, its share of the capture queue (${share} of ${limit} jobs); ` +
-      `try again in about ${waitSeconds} seconds`,
-    'Service unavailable',
-    {},
-    { 'Retry-After': String(waitSeconds) },
-  );
 }
 
 /** A job a request got: made for it, or (`cached`) an identical earlier one served from the cache. */
@@ -100,31 +88,25 @@ export class JobService {
   constructor(private readonly deps: JobServiceDeps) {}
 
   /**
-   * Holds queue room for `count` jobs of an account, or throws 503 when the queue is full, or
-   * when the account would pass its share of it (accountShare; in cluster mode that bound is
-   * checked in the store as the jobs are inserted, see create). The caller must call the returned
-   * release once its jobs are inserted (or refused).
+   * Holds queue room for `count` jobs of an account, or throws: ShuttingDownError, QueueFullError
+   * when the queue is full, AccountShareFullError when the account would pass its share of it
+   * (accountShare; in cluster mode that bound is checked in the store as the jobs are inserted,
+   * see create). The caller must call the returned release once its jobs are inserted (or refused).
    */
   holdCapacity(count: number, accountId?: string): () => void {
     const settings = this.deps.settings.get();
     const limit = settings.queue_limit;
     if (this.deps.runner.isStopping()) {
-      throw new ApiError(503, 'The service is shutting down; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
+      throw new ShuttingDownError();
     }
     if (this.deps.runner.depth() + this.reserved + count > limit) {
       const wait = Math.max(1, this.estimateSeconds(0));
-      throw new ApiError(
-        503,
-        `The capture queue is full (${limit} jobs); try again in about ${wait} seconds`,
-        'Service unavailable',
-        {},
-        { 'Retry-After': String(wait) },
-      );
+      throw new QueueFullError(limit, wait);
     }
     const own = accountId === undefined ? 0 : this.deps.runner.accountDepth(accountId) + (this.reservedBy.get(accountId) ?? 0);
     const share = accountShare(settings);
     if (accountId !== undefined && !this.deps.runner.waitsInStore() && own + count > share) {
-      throw shareExceeded(own, share, limit, this.deps.runner.accountWaitSeconds(accountId, count, share));
+      throw new AccountShareFullError(own, share, limit, this.deps.runner.accountWaitSeconds(accountId, count, share));
     }
     this.reserved += count;
     if (accountId !== undefined) this.reservedBy.set(accountId, (this.reservedBy.get(accountId) ?? 0) + count);
@@ -313,16 +295,16 @@ export class JobService {
     if (!queued) {
       await dropSecrets();
       const have = await this.deps.store.count({ account_id: accountId, status: UNFINISHED_STATUSES });
-      throw shareExceeded(have, share, settings.queue_limit, this.estimateSeconds(0));
+      throw new AccountShareFullError(have, share, settings.queue_limit, this.estimateSeconds(0));
     }
     for (const job of queued) this.deps.runner.enqueue(job);
     return queued;
   }
 
-  /** A job of this account, or 404 — also for another account's job, so ids reveal nothing. */
+  /** A job of this account, or NotFoundError — also for another account's job, so ids reveal nothing. */
   async getOwned(accountId: string, jobId: string): Promise<JobRecord> {
     const job = await this.find(jobId);
-    if (!job || job.account_id !== accountId) throw notFound(`No screenshot job ${jobId}`);
+    if (!job || job.account_id !== accountId) throw new NotFoundError('screenshot job', jobId);
     return job;
   }
 

@@ -1,4 +1,5 @@
-import { ApiError } from '../errors.js';
+
+import { RateLimitedError } from '../domain-errors.js';
 import { SerialByKey } from '../serial-by-key.js';
 import type { UsageStore } from '../store/stores.js';
 import { type Clock,nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from '../time.js';
@@ -63,7 +64,7 @@ export class QuotaService {
     }
   }
 
-  /** Counts `calls` for the account, or throws the 429 when that would pass a limit. */
+  /** Counts `calls` for the account, or throws RateLimitedError when that would pass a limit. */
   async reserve(account: QuotaAccount, calls: number): Promise<UsageCounts> {
     const { today, month } = await this.countCalls(account, calls);
     return { today, month };
@@ -83,7 +84,7 @@ export class QuotaService {
       const used = { today: stored.today - owed.today, month: stored.month - owed.month };
       if (used.today + calls > account.daily_limit) {
         const wait = Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
-        throw rateLimitError(
+        throw new RateLimitedError(
           `Daily limit of ${account.daily_limit} requests per day exceeded` +
             (calls > 1 ? ` (this request needs ${calls} calls, ${Math.max(0, account.daily_limit - used.today)} remain today)` : '') +
             '. The limit resets at 00:00 UTC.',
@@ -92,7 +93,7 @@ export class QuotaService {
       }
       if (used.month + calls > account.monthly_limit) {
         const wait = Math.max(1, Math.ceil((nextUtcMonthStart(now) - now) / 1000));
-        throw rateLimitError(
+        throw new RateLimitedError(
           `Monthly limit of ${account.monthly_limit} requests per month exceeded. The limit resets on the 1st at 00:00 UTC.`,
           wait,
         );
@@ -156,10 +157,4 @@ export class QuotaService {
       'X-RateLimit-Reset': String(Math.floor(nextUtcMidnight(this.clock.now()) / 1000)),
     };
   }
-}
-
-export function rateLimitError(message: string, retryAfterSeconds: number): ApiError {
-  return new ApiError(429, message, 'Rate limit exceeded', { retry_after: retryAfterSeconds }, {
-    'Retry-After': String(retryAfterSeconds),
-  });
 }

@@ -2,11 +2,11 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 import { WARNING_CODES } from '../capture/outputs/capture-warnings.js';
 import { EgressDeniedError } from '../egress/policy.js';
+import { classifyFailure, FAILURE_CLASSES } from '../jobs/job-failure.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryStatus } from '../store/records/delivery-record.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import { egressReasonLabel } from './egress-reason.js';
-import { FAILURE_CLASSES, failureClass } from './failure-class.js';
 import { type LogEvent, tapLogger } from './log-tap.js';
 
 /** What the metrics read from the running services when they are scraped. */
@@ -223,7 +223,7 @@ export class ServiceMetrics {
 
   /** JobRunner: why a job failed. */
   jobFailed(err: unknown, signal: AbortSignal): void {
-    const kind = failureClass(err, signal);
+    const kind = classifyFailure(err, signal).label;
     this.jobsFailed.inc({ failure_class: kind });
     if (kind === 'page_crashed' || kind === 'browser_crashed') this.captureCrashes.inc();
     // A job's own address is checked before the browser opens it, so the proxy never logs it.

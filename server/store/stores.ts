@@ -1,5 +1,4 @@
 import type { Settings } from '../contract/admin.js';
-import { ApiError } from '../errors.js';
 import type { AccountRecord } from './records/account-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
 import type { EndStatus, JobRecord, JobStatus } from './records/job-record.js';
@@ -91,12 +90,13 @@ export interface JobSecretStore {
 
 /**
  * The store did not answer: a database that is down, out of reach, shutting down or out of
- * connections. A request meeting it gets a 503 it may retry, not a 500; a job's end is stored
- * once it is back.
+ * connections. It is a passing condition, not a fault: a request meeting it may retry, and a
+ * job's end is stored once it is back. `cause` is the driver's error.
  */
-export class StoreUnavailableError extends ApiError {
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
   constructor(cause: unknown) {
-    super(503, 'The database did not answer; try again shortly', 'Service unavailable', {}, { 'Retry-After': '5' });
+    super('The database did not answer; try again shortly');
     this.cause = cause;
   }
 }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 
+import { NotFoundError } from '../domain-errors.js';
 import type { EgressPolicy } from '../egress/policy.js';
-import { notFound } from '../errors.js';
 import { type Logger,silentLogger } from '../logger.js';
 import type { AttemptRecord, DeliveryDoc, EventType } from '../store/records/delivery-record.js';
 import type { DeliveryStore } from '../store/stores.js';
@@ -34,7 +34,7 @@ export interface WebhookService {
   stop(): Promise<void>;
   /** Deliveries with their attempts, newest first. @default limit 100 */
   list(filter: { job_id?: string; limit?: number }): Promise<WebhookDelivery[]>;
-  /** Sends again now, with the same webhook-id; throws a 404 ApiError when unknown. */
+  /** Sends again now, with the same webhook-id; throws NotFoundError when unknown. */
   redeliver(id: string): Promise<WebhookDelivery>;
 }
 
@@ -180,9 +180,9 @@ export class DurableWebhookService implements WebhookService {
   }
 
   async redeliver(id: string): Promise<WebhookDelivery> {
-    if (!(await this.store.get(id))) throw notFound(`No webhook delivery ${id}`);
+    if (!(await this.store.get(id))) throw new NotFoundError('webhook delivery', id);
     const doc = await this.attempt(id, true);
-    if (!doc) throw notFound(`No webhook delivery ${id}`);
+    if (!doc) throw new NotFoundError('webhook delivery', id);
     return deliveryView(doc);
   }
 

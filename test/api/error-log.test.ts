@@ -5,8 +5,8 @@ import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
 
 import { LoggedPaths } from '../../server/api/access-log.js';
+import { errorMiddleware } from '../../server/api/error-middleware.js';
 import { type FileRouteDeps, fileRoutes } from '../../server/api/file-routes.js';
-import { errorMiddleware } from '../../server/errors.js';
 
 describe('the error middleware', () => {
   it('logs a 500 on an image address without the image name, which is its capability', async () => {

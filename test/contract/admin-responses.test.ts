@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CSRF_HEADER, CSRF_VALUE } from '../../server/api/admin-auth.js';
-import { adminRoutes } from '../../server/api/admin-routes.js';
+import { adminApiRouters as adminRoutes } from '../../server/app.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 import { ContractChecker, observe } from './openapi-checker.js';

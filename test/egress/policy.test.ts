@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { ValidationError } from '../../server/domain-errors.js';
 import {
   createEgressPolicy,
   EgressDeniedError,
@@ -7,7 +8,6 @@ import {
   HostNotFoundError,
   type Resolver,
 } from '../../server/egress/policy.js';
-import { ValidationError } from '../../server/errors.js';
 
 const noDns: Resolver = async (host) => {
   throw Object.assign(new Error(`no DNS in this test (${host})`), { code: 'ENOTFOUND' });

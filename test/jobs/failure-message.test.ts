@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { describeFailure } from '../../server/jobs/failure-message.js';
+import { describeFailure } from '../../server/jobs/job-failure.js';
 import { StoreUnavailableError } from '../../server/store/stores.js';
 
 describe('describeFailure', () => {

@@ -7,6 +7,7 @@ import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
 import { DiskFullError } from '../../server/store/disk-full.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
+import { answered } from '../helpers/error-answer.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
@@ -53,7 +54,7 @@ describe('calls charged for work that failed', () => {
       await disk!.fill([path.join(dir, 'usage.db')]);
       throw new DiskFullError(new Error('ENOSPC'));
     });
-    await expect(failing).rejects.toMatchObject({ status: 507 });
+    await expect(failing.catch(answered)).rejects.toMatchObject({ status: 507 });
     expect(await quota.usage('acc1')).toEqual({ today: 1, month: 1 });
 
     await disk.free();

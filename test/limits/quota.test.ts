@@ -2,10 +2,12 @@ import fs from 'node:fs/promises';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { toApiError } from '../../server/api/error-responses.js';
 import { QuotaService } from '../../server/limits/quota.js';
 import { RateLimiter } from '../../server/limits/rate-limiter.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
+import { answered } from '../helpers/error-answer.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dirs: string[] = [];
@@ -35,7 +37,7 @@ describe('daily and monthly quota', () => {
     const clock = { t: Date.UTC(2026, 10, 20, 12) };
     const { quota } = await quotaAt(clock);
     await quota.reserve(account, 3);
-    await expect(quota.reserve(account, 3)).rejects.toMatchObject({ status: 429, title: 'Rate limit exceeded' });
+    await expect(quota.reserve(account, 3).catch(answered)).rejects.toMatchObject({ status: 429, title: 'Rate limit exceeded' });
     expect((await quota.usage('acc1')).today).toBe(3);
   });
 
@@ -43,7 +45,7 @@ describe('daily and monthly quota', () => {
     const clock = { t: Date.UTC(2026, 10, 20, 23, 59, 30) };
     const { quota } = await quotaAt(clock);
     await quota.reserve(account, 5);
-    const err = await quota.reserve(account, 1).catch((e) => e);
+    const err = toApiError(await quota.reserve(account, 1).catch((e) => e));
     expect(err.message).toMatch(/5 requests per day/);
     expect(err.extra.retry_after).toBe(30);
     expect(err.headers['Retry-After']).toBe('30');

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 
 import { BrowserCrashedError, CaptureError, PageCrashedError } from '../../server/capture/engine.js';
 import { createEgressPolicy, EgressDeniedError, HostNotFoundError } from '../../server/egress/policy.js';
+import { failureClass } from '../../server/jobs/job-failure.js';
 import { egressReasonLabel } from '../../server/metrics/egress-reason.js';
-import { failureClass } from '../../server/metrics/failure-class.js';
 
 async function reason(url: string, options: { denyLan?: boolean; port?: number } = {}): Promise<string> {
   const policy = createEgressPolicy({ allow: [], denyLan: options.denyLan ?? false }, { resolve: async () => [{ address: '127.0.0.1', family: 4 }] });

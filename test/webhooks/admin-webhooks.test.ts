@@ -10,8 +10,8 @@ import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { adminWebhookRoutes } from '../../server/api/admin-webhooks.js';
+import { errorMiddleware } from '../../server/api/error-middleware.js';
 import { createEgressPolicy } from '../../server/egress/policy.js';
-import { errorMiddleware } from '../../server/errors.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';

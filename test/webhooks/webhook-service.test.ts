@@ -6,13 +6,14 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { NotFoundError } from '../../server/domain-errors.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from '../../server/egress/policy.js';
-import { ApiError } from '../../server/errors.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryStore } from '../../server/store/stores.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
 import { type Canary,startCanary } from '../egress/canary.js';
+import { answered } from '../helpers/error-answer.js';
 import { type Receiver,startReceiver } from './receiver.js';
 import { startHelloRecorder } from './tls-hello.js';
 
@@ -232,8 +233,8 @@ describe('webhook service', () => {
     expect(r.received[1].headers['webhook-id']).toBe(first.id);
     expect(again.status).toBe('succeeded');
     expect(again.attempts.map((a) => a.manual)).toEqual([false, true]);
-    await expect(s.redeliver('msg_unknown')).rejects.toMatchObject({ status: 404 });
-    await expect(s.redeliver('msg_unknown')).rejects.toBeInstanceOf(ApiError);
+    await expect(s.redeliver('msg_unknown').catch(answered)).rejects.toMatchObject({ status: 404 });
+    await expect(s.redeliver('msg_unknown')).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('lists deliveries newest first, filtered by job', async () => {

@@ -2,9 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { Context, Middleware, Next } from 'koa';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
 
-import { badRequest } from '../errors.js';
+import { type AdminAuthDeps,adminNetworkGuard } from './admin-auth.js';
+import { badRequest, notFound } from './error-responses.js';
+import { exactRouter } from './routing.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -28,23 +31,33 @@ export function findRendererDir(): string | undefined {
   return candidates.find((dir) => fs.existsSync(path.join(dir, 'index.html')) && fs.existsSync(path.join(dir, 'assets')));
 }
 
+export interface PanelDeps extends AdminAuthDeps {
+  /** The built control panel (findRendererDir); none: every panel address answers 503. */
+  rendererDir?: string;
+}
+
 /**
  * Serves the control panel at /admin/, to the addresses the admin network rule allows. The
  * page itself holds no secret (the token arrives in the address fragment), so it needs no
  * auth; the strict CSP keeps injected script out. Only the panel's own files are served, at
- * their exact lower-case addresses; the panel routes by fragment, so any other path is a 404.
+ * their exact lower-case addresses, to GET and HEAD; the panel routes by fragment, so any other
+ * address or method is a 404, as for an address no route has. `/admin/api/` is the admin API's.
  */
-export function adminStatic(rendererDir: string | undefined, networkGuard: Middleware) {
-  return async (ctx: Context, next: Next) => {
-    if (ctx.path === '/admin') return networkGuard(ctx, async () => ctx.redirect('/admin/'));
-    if (!ctx.path.startsWith('/admin/') || ctx.path.startsWith('/admin/api/') || !['GET', 'HEAD'].includes(ctx.method)) {
-      return next();
-    }
-    return networkGuard(ctx, () => servePanelFile(ctx, next, rendererDir));
-  };
+export function panelRoutes(deps: PanelDeps): Router {
+  const networkGuard = adminNetworkGuard(deps);
+  const router = exactRouter();
+  router.all(/^\/admin$/, (ctx) => networkGuard(ctx, async () => ctx.redirect('/admin/')));
+  router.all(/^\/admin\/(?!api\/)/, (ctx) => {
+    if (!['GET', 'HEAD'].includes(ctx.method)) throw noRoute(ctx);
+    return networkGuard(ctx, () => servePanelFile(ctx, deps.rendererDir));
+  });
+  return router;
 }
 
-async function servePanelFile(ctx: Context, next: Next, rendererDir: string | undefined): Promise<void> {
+/** What the error middleware answers to an address no route has. */
+const noRoute = (ctx: Context) => notFound(`No route for ${ctx.method} ${ctx.path}`);
+
+async function servePanelFile(ctx: Context, rendererDir: string | undefined): Promise<void> {
   if (!rendererDir) {
     ctx.status = 503;
     ctx.type = 'text/plain';
@@ -59,7 +72,7 @@ async function servePanelFile(ctx: Context, next: Next, rendererDir: string | un
   }
   const file = path.resolve(rendererDir, relative);
   const inside = file.startsWith(rendererDir + path.sep);
-  if (!inside || !fs.existsSync(file) || !fs.statSync(file).isFile()) return next();
+  if (!inside || !fs.existsSync(file) || !fs.statSync(file).isFile()) throw noRoute(ctx);
   ctx.type = TYPES[path.extname(file)] ?? 'application/octet-stream';
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');

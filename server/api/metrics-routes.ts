@@ -1,10 +1,12 @@
-import type Koa from 'koa';
+import type Router from '@koa/router';
 
-import { ApiError } from '../errors.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { adminAuth, type AdminAuthDeps, adminNetworkGuard } from './admin-auth.js';
+import { ApiError } from './error-responses.js';
+import { exactRouter } from './routing.js';
 
 export interface MetricsRouteDeps extends AdminAuthDeps {
+  metrics: ServiceMetrics;
   /** Addresses allowed to scrape; `SCREENSHOT_METRICS_ALLOW`, the admin ranges by default. */
   metricsAllow: readonly string[];
   /** A token that opens /metrics and nothing else; when unset, the admin token does. */
@@ -17,22 +19,23 @@ export interface MetricsRouteDeps extends AdminAuthDeps {
  * a scraper never holds the admin token; the admin token otherwise. The metrics name no key,
  * account, address or image, but they do tell the load and the failures of the service.
  */
-export function metricsEndpoint(metrics: ServiceMetrics, deps: MetricsRouteDeps): Koa.Middleware {
+export function metricsRoutes(deps: MetricsRouteDeps): Router {
   const auth = { token: deps.metricsToken ?? deps.token, adminAllow: deps.metricsAllow, trustProxy: deps.trustProxy };
   const guard = adminNetworkGuard(auth);
   const check = adminAuth(auth);
-  return async (ctx, next) => {
-    if (ctx.path !== '/metrics') return next();
+  const router = exactRouter();
+  router.all('/metrics', async (ctx) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw new ApiError(405, 'This method is not allowed on this address; allowed: GET, HEAD', undefined, {}, { Allow: 'GET, HEAD' });
     }
     await guard(ctx, () =>
       check(ctx, async () => {
-        const { contentType, body } = await metrics.exposition();
+        const { contentType, body } = await deps.metrics.exposition();
         ctx.set('Cache-Control', 'no-store');
         ctx.type = contentType;
         ctx.body = body;
       }),
     );
-  };
+  });
+  return router;
 }

@@ -1,0 +1,31 @@
+import type { Context } from 'koa';
+import bodyParser from 'koa-bodyparser';
+
+import { adminAuth, type AdminAuthDeps, adminNetworkGuard } from './admin-auth.js';
+import { badRequest } from './error-responses.js';
+import { GatedRouter } from './routing.js';
+
+/** Admin API answers are private to the admin and never cached, whatever their status. */
+async function adminHeaders(ctx: Context, next: () => Promise<unknown>) {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  await next();
+}
+
+const jsonBody = bodyParser({
+  enableTypes: ['json'],
+  jsonLimit: '256kb',
+  onerror: () => {
+    throw badRequest('The request body is not valid JSON');
+  },
+});
+
+/**
+ * A router for /admin/api whose every route runs, in its own middleware (GatedRouter), the admin
+ * network rule, the private headers, the admin token (`withToken`, the default) and then the
+ * JSON body parser, so the body is read only after the checks.
+ */
+export function adminApiRouter(deps: AdminAuthDeps, withToken = true): GatedRouter {
+  const network = adminNetworkGuard(deps);
+  return new GatedRouter('/admin/api', withToken ? [network, adminHeaders, adminAuth(deps), jsonBody] : [network, adminHeaders, jsonBody]);
+}

@@ -1,0 +1,28 @@
+import type { CreateParams } from '../jobs/create-params.js';
+import type { JobService, RequestedJob } from '../jobs/job-service.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import type { SettingsService } from '../settings.js';
+import type { FileStore } from '../store/file-store.js';
+import type { Clock } from '../time.js';
+import type { V1AuthDeps, V1State } from './v1-auth.js';
+
+/** What the routes behind the v1 chain (POST /v1/screenshot, render links, MCP) are given. */
+export interface V1Deps extends V1AuthDeps {
+  jobs: JobService;
+  /** Counts result-cache hits and misses. */
+  metrics?: Pick<ServiceMetrics, 'cacheLookup'>;
+  files: FileStore;
+  settings: SettingsService;
+  clock: Clock;
+}
+
+/**
+ * The jobs a request gets for its account and key (new ones charged to the limits, cached ones
+ * free), with the result cache's hits and misses counted when it asked for the cache.
+ */
+export async function requestJobs(deps: V1Deps, state: V1State, params: CreateParams, base: string): Promise<RequestedJob[]> {
+  const { account, key } = state;
+  const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
+  if (params.cache_ttl > 0) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
+  return requested;
+}
