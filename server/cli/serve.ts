@@ -55,10 +55,6 @@ export async function serve(options: ServeOptions, env: Record<string, string | 
   const log = createLogger({ level: logLevel(options.logLevel), destination: process.stderr });
   const server = await startServer(config, { log });
   const tokenFile = path.join(config.dataDir, ADMIN_TOKEN_FILE);
-  const say = (line: string) => stdout.write(`${line}\n`);
-  say(`Screenshot Appliance listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${new URL(server.url).port}`);
-  say(stdout.isTTY ? `Control panel: ${server.adminUrl}` : `Control panel: ${server.url}/admin/ (open it with the admin token in ${tokenFile})`);
-  say(`API base URL: ${server.url}/v1   data: ${config.dataDir}   admin token: ${tokenFile}`);
   const own = log.child({ component: 'server' });
   let signals = 0;
   const shutdown = (signal: string) => {
@@ -74,4 +70,9 @@ export async function serve(options: ServeOptions, env: Record<string, string | 
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Listening for signals before the first line: whoever reads it may stop the server at once.
+  const say = (line: string) => stdout.write(`${line}\n`);
+  say(`Screenshot Appliance listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${new URL(server.url).port}`);
+  say(stdout.isTTY ? `Control panel: ${server.adminUrl}` : `Control panel: ${server.url}/admin/ (open it with the admin token in ${tokenFile})`);
+  say(`API base URL: ${server.url}/v1   data: ${config.dataDir}   admin token: ${tokenFile}`);
 }

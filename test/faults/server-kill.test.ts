@@ -121,7 +121,7 @@ describe('a server killed with SIGKILL while jobs are queued and running', () =>
     expect(await second.exited).toBe(0);
   }, 240_000);
 
-  it("sends the webhook of a job whose end was stored just before the process stopped, once", async () => {
+  it('sends the webhook of a job whose end was stored just before the process stopped, once', async () => {
     // What a kill between storing a job's end and storing its delivery leaves: the end, marked due, and no delivery.
     const stores = await openNedbStores(dir, silentLogger);
     const [ended] = await stores.jobs.list({ limit: 1, status: 'completed' });
@@ -138,12 +138,12 @@ describe('a server killed with SIGKILL while jobs are queued and running', () =>
     expect(JSON.parse(forOrphan()[0].body).type).toBe('screenshot.completed');
     // Marked sent: the next start does not queue it again.
     third.child.kill('SIGTERM');
-    expect(await third.exited).toBe(0);
+    expect(await third.exited, third.stderr().slice(-2000)).toBe(0);
     const fourth = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32']);
     running.push(fourth);
     await new Promise((r) => setTimeout(r, 1500));
     expect(forOrphan()).toHaveLength(1);
     fourth.child.kill('SIGTERM');
-    expect(await fourth.exited).toBe(0);
+    expect(await fourth.exited, fourth.stderr().slice(-2000)).toBe(0);
   }, 120_000);
 });

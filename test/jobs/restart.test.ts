@@ -59,6 +59,15 @@ describe('the headless server process', () => {
     }
   });
 
+  it('stops cleanly on a SIGTERM sent the moment it prints its first line', async () => {
+    // A service manager or a script may stop it as soon as it says it listens.
+    for (let i = 0; i < 3; i++) {
+      const proc = await serve(['--data', await dataDir()]);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited, proc.stderr().slice(-2000)).toBe(0);
+    }
+  });
+
   it('shares captures among two browsers by default, and among as many as --browsers says', async () => {
     /** Chromium main processes the server started. */
     const browsersOf = (pid: number) => processTree(pid).filter((p) => p.ppid === pid && /chrom/i.test(p.comm)).length;

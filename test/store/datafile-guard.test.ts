@@ -3,11 +3,13 @@ import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { toApiError } from '../../server/api/error-responses.js';
 import { lineLogger, silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { Stores } from '../../server/store/stores.js';
+import { answered } from '../helpers/error-answer.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
 // Real NeDB files on a small tmpfs that the tests fill up.
@@ -49,13 +51,15 @@ describe('a datastore on a full disk', () => {
     // jobs.db keeps whatever room its last page has, so the large write below is cut short.
     await disk.fill();
 
-    await expect(stores.jobs.insert([job('big', { url: 'x'.repeat(20_000) })])).rejects.toMatchObject({ status: 507, code: 'ENOSPC' });
+    const refused = await stores.jobs.insert([job('big', { url: 'x'.repeat(20_000) })]).then(() => null, (err: unknown) => err);
+    expect(refused).toMatchObject({ code: 'ENOSPC' });
+    expect(toApiError(refused)).toMatchObject({ status: 507 });
     expect(await stores.jobs.get('big')).toBeNull();
-    await expect(stores.jobs.update('a', { url: 'y'.repeat(20_000) })).rejects.toMatchObject({ status: 507 });
+    await expect(stores.jobs.update('a', { url: 'y'.repeat(20_000) }).catch(answered)).rejects.toMatchObject({ status: 507 });
     expect(await stores.jobs.get('a')).toMatchObject({ url: 'one' });
     // Room for a short line may be left; fill it so the removal meets a full disk too.
     await disk.fill([path.join(dir, 'jobs.db')]);
-    await expect(stores.jobs.remove(['a'])).rejects.toMatchObject({ status: 507 });
+    await expect(stores.jobs.remove(['a']).catch(answered)).rejects.toMatchObject({ status: 507 });
     expect(await stores.jobs.get('a')).toMatchObject({ url: 'one' });
 
     const text = await fs.readFile(path.join(dir, 'jobs.db'), 'utf8');
@@ -105,7 +109,7 @@ describe('a datastore on a full disk', () => {
     await stores.settings.save({ public_base_url: `http://${pad}` });
     await stores.deliveries.insert({ _id: 'd', body: pad } as DeliveryDoc);
     await disk.fill();
-    await expect(stores.compact()).rejects.toMatchObject({ status: 507 });
+    await expect(stores.compact().catch(answered)).rejects.toMatchObject({ status: 507 });
     expect((await fs.readdir(dir)).filter((f) => f.endsWith('~'))).toEqual([]);
   });
 });
