@@ -14,6 +14,8 @@ const QUIET_MS = 50;
 const POLL_MS = 20;
 /** How a request blocked by request-blocking.ts fails (Chromium adds `.Inspector` when the blocking is a session's). */
 const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
+/** Requests kept after they ended, for the raw-headers event that may come after the end. */
+const SETTLED_KEPT = 512;
 
 /** A request in flight: where it goes now (after redirects) and whether it is the main frame's document. */
 interface InFlight {
@@ -40,6 +42,8 @@ export class PageTraffic implements PageNetwork {
   /** Addresses of sub-requests the capture's own blocking failed (block_ads, block_trackers: net::ERR_BLOCKED_BY_CLIENT). */
   readonly blockedByCapture = new Set<string>();
   private readonly inFlight = new Map<string, InFlight>();
+  /** The requests that ended last (oldest first), up to SETTLED_KEPT. */
+  private readonly settled = new Map<string, InFlight>();
   /** Sub-requests counted in blockedRequests, which a refusal may report twice (see the events). */
   private readonly refused = new Set<string>();
   private started = 0;
@@ -67,8 +71,9 @@ export class PageTraffic implements PageNetwork {
       },
       // A cross-origin fetch the proxy refused: the refusal has no CORS headers, so the page is
       // told only "failed" and CDP sends no responseReceived; the raw headers still carry the marker.
+      // CDP sends it before or after the request's end, whichever comes first on the browser's side.
       'Network.responseReceivedExtraInfo': ({ requestId, headers }) => {
-        const request = this.inFlight.get(requestId);
+        const request = this.inFlight.get(requestId) ?? this.settled.get(requestId);
         if (request && !request.mainDocument && egressDenial(request.url, lowerCaseNames(headers)) !== null) this.noteBlocked(requestId);
       },
       'Network.loadingFinished': ({ requestId }) => void this.settle(requestId),
@@ -153,6 +158,10 @@ export class PageTraffic implements PageNetwork {
   private settle(requestId: string): InFlight | undefined {
     const request = this.inFlight.get(requestId);
     this.inFlight.delete(requestId);
+    if (request) {
+      this.settled.set(requestId, request);
+      if (this.settled.size > SETTLED_KEPT) this.settled.delete(this.settled.keys().next().value!);
+    }
     this.lastActivity = Date.now();
     return request;
   }
