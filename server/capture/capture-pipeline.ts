@@ -39,6 +39,7 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
   };
   try {
     await runSteps(capture, CAPTURE_STEPS);
+    await traffic.lateRefusals();
     return resultOf(capture);
   } catch (err) {
     // A step cut short by the page or the browser going away says so, not what it was doing.

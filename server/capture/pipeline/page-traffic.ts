@@ -14,13 +14,22 @@ const QUIET_MS = 50;
 const POLL_MS = 20;
 /** How a request blocked by request-blocking.ts fails (Chromium adds `.Inspector` when the blocking is a session's). */
 const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
+/** How a cross-origin fetch fails when its answer has no CORS headers (a proxy's refusal has none). */
+const CORS_FAILED = 'net::ERR_FAILED';
 /** Requests kept after they ended, for the raw-headers event that may come after the end. */
 const SETTLED_KEPT = 512;
 
-/** A request in flight: where it goes now (after redirects) and whether it is the main frame's document. */
+/** How long a capture waits, at its end, for the raw headers of sub-requests that failed without them. */
+const LATE_HEADERS_MS = 1_000;
+
+/**
+ * A request in flight: where it goes now (after redirects), whether it is the main frame's
+ * document, and whether its raw headers (responseReceivedExtraInfo) came.
+ */
 interface InFlight {
   url: string;
   mainDocument: boolean;
+  rawHeaders: boolean;
 }
 
 /**
@@ -46,6 +55,10 @@ export class PageTraffic implements PageNetwork {
   private readonly settled = new Map<string, InFlight>();
   /** Sub-requests counted in blockedRequests, which a refusal may report twice (see the events). */
   private readonly refused = new Set<string>();
+  /** Raw headers that came before their request was announced (oldest first), up to SETTLED_KEPT. */
+  private readonly earlyHeaders = new Map<string, Record<string, string>>();
+  /** Sub-requests that failed as a refused cross-origin fetch does, before their raw headers came. */
+  private readonly awaitingHeaders = new Set<string>();
   private started = 0;
   private lastActivity = Date.now();
   private readonly detach: () => void;
@@ -61,9 +74,15 @@ export class PageTraffic implements PageNetwork {
         if (isWorkerScript(type, documentURL, request.url) || isTabIcon(type, initiator)) return;
         // A redirect is sent again under the same id; it counts as a request, as the page made it.
         const mainDocument = type === 'Document' && frameId !== undefined && frameId === this.frame.id;
-        this.inFlight.set(requestId, { url: request.url, mainDocument });
+        const entry = { url: request.url, mainDocument, rawHeaders: false };
+        this.inFlight.set(requestId, entry);
         this.started++;
         this.lastActivity = Date.now();
+        const early = this.earlyHeaders.get(requestId);
+        if (early) {
+          this.earlyHeaders.delete(requestId);
+          this.noteRawHeaders(requestId, entry, early);
+        }
       },
       'Network.responseReceived': ({ requestId, response }) => {
         const request = this.inFlight.get(requestId);
@@ -71,15 +90,18 @@ export class PageTraffic implements PageNetwork {
       },
       // A cross-origin fetch the proxy refused: the refusal has no CORS headers, so the page is
       // told only "failed" and CDP sends no responseReceived; the raw headers still carry the marker.
-      // CDP sends it before or after the request's end, whichever comes first on the browser's side.
+      // The network service sends it, the renderer the other events: it may come before the
+      // request is announced, or after its end (then the capture waits for it: lateRefusals).
       'Network.responseReceivedExtraInfo': ({ requestId, headers }) => {
         const request = this.inFlight.get(requestId) ?? this.settled.get(requestId);
-        if (request && !request.mainDocument && egressDenial(request.url, lowerCaseNames(headers)) !== null) this.noteBlocked(requestId);
+        if (request) this.noteRawHeaders(requestId, request, headers);
+        else keepBounded(this.earlyHeaders, requestId, headers);
       },
       'Network.loadingFinished': ({ requestId }) => void this.settle(requestId),
       'Network.loadingFailed': ({ requestId, errorText }) => {
         const request = this.settle(requestId);
         if (request && errorText.startsWith(BLOCKED_BY_CLIENT)) this.blockedByCapture.add(request.url);
+        if (request && errorText === CORS_FAILED && !request.mainDocument && !request.rawHeaders) this.awaitingHeaders.add(requestId);
         if (!request || !isTunnelRefusal(errorText)) return;
         if (request.mainDocument) this.mainDocumentTunnelRefused = request.url;
         else this.noteBlocked(requestId);
@@ -112,6 +134,16 @@ export class PageTraffic implements PageNetwork {
     if (unreachable) return unreachableFailure(url, unreachable.url, unreachable.code);
     const tunnel = this.mainDocumentTunnelRefused;
     return tunnel === null ? null : tunnelFailure(this.proxyServer, url, tunnel);
+  }
+
+  /**
+   * Waits, up to `maxMs`, for the raw headers of the sub-requests that failed as a refused
+   * cross-origin fetch does before they came, so that blockedRequests counts every refusal the
+   * page saw. Returns at once when there is none (nearly every capture).
+   */
+  async lateRefusals(maxMs = LATE_HEADERS_MS): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    while (this.awaitingHeaders.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 
   /** The addresses of the requests in flight now (capture-warnings.ts: network_busy). */
@@ -149,6 +181,13 @@ export class PageTraffic implements PageNetwork {
     }
   }
 
+  /** Reads the egress proxy's denial marker on a sub-request's raw headers. */
+  private noteRawHeaders(requestId: string, request: InFlight, headers: Record<string, string>): void {
+    request.rawHeaders = true;
+    this.awaitingHeaders.delete(requestId);
+    if (!request.mainDocument && egressDenial(request.url, lowerCaseNames(headers)) !== null) this.noteBlocked(requestId);
+  }
+
   private noteBlocked(requestId: string): void {
     if (this.refused.has(requestId)) return;
     this.refused.add(requestId);
@@ -158,10 +197,7 @@ export class PageTraffic implements PageNetwork {
   private settle(requestId: string): InFlight | undefined {
     const request = this.inFlight.get(requestId);
     this.inFlight.delete(requestId);
-    if (request) {
-      this.settled.set(requestId, request);
-      if (this.settled.size > SETTLED_KEPT) this.settled.delete(this.settled.keys().next().value!);
-    }
+    if (request) keepBounded(this.settled, requestId, request);
     this.lastActivity = Date.now();
     return request;
   }
@@ -189,6 +225,12 @@ function isWorkerScript(type: string | undefined, documentURL: string | undefine
  */
 function isTabIcon(type: string | undefined, initiator: { type: string } | undefined): boolean {
   return type === 'Other' && initiator?.type === 'other';
+}
+
+/** Adds an entry to a map kept to the last SETTLED_KEPT entries. */
+function keepBounded<T>(map: Map<string, T>, key: string, value: T): void {
+  map.set(key, value);
+  if (map.size > SETTLED_KEPT) map.delete(map.keys().next().value!);
 }
 
 /** CDP gives header names as the server sent them; the markers are looked up in lower case. */
