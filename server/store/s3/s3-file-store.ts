@@ -191,8 +191,7 @@ export class S3FileStore implements FileStore {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
     } catch (err) {
-      const status = httpStatus(err);
-      state = status === undefined ? `unreachable (${answerOf(err)})` : `answering ${answerOf(err)}`;
+      state = httpStatus(err) === undefined ? `unreachable (${noAnswer(err)})` : `answering ${answerOf(err)}`;
     }
     return { where: this.where, parts: { bucket: state } };
   }
@@ -245,7 +244,13 @@ function baseName(name: string): string {
 /** What the storage answered, in a few words safe to show in a job: `503 SlowDown`, `nothing (ECONNREFUSED)`. */
 export function answerOf(err: unknown): string {
   const status = httpStatus(err);
-  const e = err as { name?: string; code?: string; Code?: string } | undefined;
+  const e = err as { name?: string; Code?: string } | undefined;
   if (status !== undefined) return `${status} ${e?.Code ?? e?.name ?? 'an error'}`.trim();
-  return `nothing (${e?.code ?? e?.name ?? 'no answer'})`;
+  return `nothing (${noAnswer(err)})`;
+}
+
+/** Why a request got no answer: the system error code (ECONNREFUSED…) or the error's name (TimeoutError). */
+function noAnswer(err: unknown): string {
+  const e = err as { name?: string; code?: string } | undefined;
+  return e?.code ?? e?.name ?? 'no answer';
 }
