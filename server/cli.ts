@@ -12,6 +12,7 @@ import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
 import { ConfigError, DEFAULTS, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { DataDirLockedError } from './store/data-lock.js';
+import { ObjectStorageError } from './store/file-store.js';
 import { runMigrations } from './store/pg/migrations.js';
 import { importDataDir, ImportError } from './store/pg/pg-import.js';
 import { StoreOpenError } from './store/pg/pg-stores.js';
@@ -21,6 +22,8 @@ import { FilesNotSharedError } from './store/shared-files.js';
 const env = process.env;
 const dataDir = (data: string | undefined) => path.resolve(data ?? env.SCREENSHOT_DATA_DIR ?? './data');
 const print = (x: unknown) => console.log(JSON.stringify(x, null, 2));
+const IMAGES_ELSEWHERE =
+  'note: the archive holds no images or page sources: they are kept elsewhere (--files DIR or s3://…); back them up with that storage\'s own tools (a copy of the directory; aws s3 sync or mc mirror of the bucket)';
 const DATA_HELP = 'the data directory of the running server (default: $SCREENSHOT_DATA_DIR or ./data)';
 
 /** The database of migrate and import, checked as serve checks it. */
@@ -57,7 +60,10 @@ function program(): Command {
     .addOption(new Option('--log-level <level>', 'the lowest level logged').choices(['debug', 'info', 'warn', 'error']))
     .option('--metrics-token <token>', 'a token that opens /metrics and nothing else (prefer $SCREENSHOT_METRICS_TOKEN)')
     .option('--database <url>', 'postgres://… : keep every store in PostgreSQL, shared by every node given it (default: NeDB in --data; $SCREENSHOT_DATABASE_URL)')
-    .option('--files <dir>', 'images and page sources; in a cluster a directory every node mounts (default: --data; $SCREENSHOT_FILES_DIR)')
+    .option(
+      '--files <dir|s3://bucket/prefix>',
+      'images and page sources: a directory (in a cluster one every node mounts) or S3-compatible object storage, credentials from the AWS variables or files, SCREENSHOT_S3_ENDPOINT for a non-AWS endpoint (default: --data; $SCREENSHOT_FILES_URL or $SCREENSHOT_FILES_DIR)',
+    )
     .action((options) => serve(options, env, process.stdout));
 
   const account = cli.command('account').description('create and list accounts');
@@ -118,13 +124,16 @@ function program(): Command {
 
   cli
     .command('backup')
-    .description('write an archive (.tar.gz) of the data directory, also while its server runs')
+    .description(
+      'write an archive (.tar.gz) of the data directory, also while its server runs; images kept elsewhere (--files DIR or s3://…) are not in it: back those up with their storage\'s own tools',
+    )
     .requiredOption('--out <file>', 'the archive to write')
     .option('--data <dir>', 'the data directory (default: $SCREENSHOT_DATA_DIR or ./data)')
     .action(async (o) => {
       const summary = await backupDataDir(dataDir(o.data), path.resolve(o.out));
       const skipped = summary.skippedLines ? `; ${summary.skippedLines} unreadable datastore line(s) left out` : '';
       console.log(`backed up ${summary.files} files (${summary.bytes} bytes) to ${path.resolve(o.out)}${skipped}`);
+      if (!summary.images) console.log(IMAGES_ELSEWHERE);
     });
 
   cli
@@ -149,13 +158,18 @@ function program(): Command {
 
   cli
     .command('import')
-    .description('copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks) into PostgreSQL')
+    .description(
+      'copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks) into PostgreSQL; images and page sources are not copied: point --files at them, or copy files/, sources/ and thumbnails/ to the bucket of --files s3://bucket/prefix under the same names',
+    )
     .requiredOption('--from <dir>', 'the data directory; its server must be stopped')
     .option('--database <url>', 'postgres://… (default: $SCREENSHOT_DATABASE_URL)')
     .action(async (o) => {
       const log = createLogger({ level: 'warn', destination: process.stderr });
       const counts = await importDataDir(path.resolve(o.from), databaseUrl(o.database), log, (line) => console.log(line));
       console.log(`imported ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
+      console.log(
+        `images and page sources were not copied: serve with --files ${path.resolve(o.from)}, or copy its files/, sources/ and thumbnails/ into s3://bucket/prefix/ (aws s3 sync, mc mirror) and serve with --files s3://bucket/prefix`,
+      );
     });
 
   cli
@@ -178,7 +192,7 @@ function program(): Command {
   return cli;
 }
 
-const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, ImportError, StoreOpenError, FilesNotSharedError, TypeError];
+const KNOWN = [UsageError, ConfigError, DataDirLockedError, ChromiumNotFoundError, BackupError, ImportError, StoreOpenError, FilesNotSharedError, ObjectStorageError, TypeError];
 
 async function main(argv: string[]): Promise<void> {
   const cli = program();

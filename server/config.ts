@@ -20,6 +20,12 @@ export interface Config {
    * mounts, so any node serves any image. @default dataDir
    */
   filesDir?: string;
+  /**
+   * S3-compatible object storage for those files instead of a directory (`--files
+   * s3://bucket/prefix`, SCREENSHOT_FILES_URL): a cluster's nodes then share no mount.
+   * Credentials and region come from the AWS SDK's default chain. @default none: filesDir
+   */
+  objectStorage?: ObjectStorageConfig;
   /** Cluster mode: how long a node's claim on a job holds without renewal, in seconds. @default 30 */
   jobLeaseSeconds: number;
   /** Captures run at once. @default 2 (about the number of cores) */
@@ -90,6 +96,22 @@ export interface Config {
    */
   maxClientConnections: number;
 }
+
+export interface ObjectStorageConfig {
+  bucket: string;
+  /** Empty, or path segments ending in `/`. */
+  prefix: string;
+  /** A non-AWS endpoint, addressed path-style (SCREENSHOT_S3_ENDPOINT). @default AWS */
+  endpoint?: string;
+  /**
+   * Seconds a presigned address lasts: screenshot_url, once its checks pass, answers 302 to one
+   * instead of streaming the image (SCREENSHOT_S3_PRESIGNED). @default none: streamed
+   */
+  presignSeconds?: number;
+}
+
+/** The longest a SigV4 presigned address may last: 7 days. */
+const MAX_PRESIGN_SECONDS = 604_800;
 
 export const DEFAULTS: Omit<Config, 'dataDir'> = {
   host: '0.0.0.0',
@@ -171,7 +193,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     retentionDays: int('SCREENSHOT_RETENTION_DAYS', env.SCREENSHOT_RETENTION_DAYS, DEFAULTS.retentionDays, 1, 3650),
     historyDays: int('SCREENSHOT_HISTORY_DAYS', env.SCREENSHOT_HISTORY_DAYS, DEFAULTS.historyDays, 1, 3650),
     databaseUrl: env.SCREENSHOT_DATABASE_URL || undefined,
-    filesDir: env.SCREENSHOT_FILES_DIR || undefined,
+    filesDir: env.SCREENSHOT_FILES_URL || env.SCREENSHOT_FILES_DIR || undefined,
     jobLeaseSeconds: int('SCREENSHOT_JOB_LEASE_SECONDS', env.SCREENSHOT_JOB_LEASE_SECONDS, DEFAULTS.jobLeaseSeconds, 2, 3600),
   };
   const merged = { ...fromEnv };
@@ -179,6 +201,18 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
   }
   merged.dataDir = path.resolve(merged.dataDir);
+  if (env.SCREENSHOT_FILES_URL && !/^[a-z][a-z0-9+.-]*:\/\//i.test(env.SCREENSHOT_FILES_URL)) {
+    throw new ConfigError('SCREENSHOT_FILES_URL takes s3://bucket/prefix; a directory goes in SCREENSHOT_FILES_DIR');
+  }
+  if (merged.filesDir && /^[a-z][a-z0-9+.-]*:\/\//i.test(merged.filesDir)) {
+    merged.objectStorage = {
+      ...parseFilesUrl(merged.filesDir),
+      endpoint: s3Endpoint(env.SCREENSHOT_S3_ENDPOINT),
+      presignSeconds: env.SCREENSHOT_S3_PRESIGNED ? int('SCREENSHOT_S3_PRESIGNED', env.SCREENSHOT_S3_PRESIGNED, 0, 1, MAX_PRESIGN_SECONDS) : undefined,
+      ...merged.objectStorage,
+    };
+    delete merged.filesDir;
+  }
   if (merged.filesDir) merged.filesDir = path.resolve(merged.filesDir);
   if (merged.databaseUrl !== undefined && !/^postgres(ql)?:\/\//i.test(merged.databaseUrl)) {
     throw new ConfigError('the database URL must start with postgres:// or postgresql://');
@@ -189,4 +223,45 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   }
   if (merged.publicBaseUrl) merged.publicBaseUrl = merged.publicBaseUrl.replace(/\/+$/, '');
   return Object.freeze(merged);
+}
+
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * `s3://bucket/prefix` as the files location. Clear errors, naming what is wrong, for another
+ * scheme, credentials in the address (they belong in the AWS variables or files), a bucket name
+ * S3 would refuse, a query or a fragment. The address is not echoed back: it might hold a secret.
+ */
+export function parseFilesUrl(url: string): { bucket: string; prefix: string } {
+  const match = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)([?#].*)?$/i.exec(url);
+  if (!match || match[1].toLowerCase() !== 's3') {
+    throw new ConfigError('--files takes a directory or s3://bucket/prefix (object storage); no other kind of address');
+  }
+  const [, , authority, rest, extra] = match;
+  if (authority.includes('@') || authority.includes(':')) {
+    throw new ConfigError(
+      '--files s3://… names only the bucket and a prefix: give credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile), and another endpoint in SCREENSHOT_S3_ENDPOINT',
+    );
+  }
+  if (!BUCKET_NAME.test(authority) || authority.includes('..')) {
+    throw new ConfigError('the bucket of --files s3://bucket/prefix must be 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit');
+  }
+  if (extra) throw new ConfigError('--files s3://bucket/prefix takes no query or fragment (?…, #…)');
+  const segments = rest.split('/').filter(Boolean);
+  if (segments.some((s) => s === '.' || s === '..')) throw new ConfigError('the prefix of --files s3://bucket/prefix must not hold . or .. segments');
+  return { bucket: authority, prefix: segments.length ? `${segments.join('/')}/` : '' };
+}
+
+function s3Endpoint(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SCREENSHOT_S3_ENDPOINT must be an http:// or https:// address, such as http://minio:9000');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
+    throw new ConfigError('SCREENSHOT_S3_ENDPOINT must be an http:// or https:// address without credentials, such as http://minio:9000');
+  }
+  return url.href.replace(/\/+$/, '');
 }

@@ -24,10 +24,11 @@ import { ServiceMetrics } from './metrics/service-metrics.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
-import { FileStore } from './store/file-store.js';
+import type { FileStore } from './store/file-store.js';
+import { openFileStore } from './store/open-file-store.js';
 import { openStores } from './store/open-stores.js';
 import { type JobRecord, UNFINISHED_STATUSES } from './store/records/job-record.js';
-import { directoryMarkers, proveFilesShared } from './store/shared-files.js';
+import { proveFilesShared } from './store/shared-files.js';
 import type { Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { jobEndWebhooks } from './webhooks/job-ended.js';
@@ -110,7 +111,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const lock: DataLock = acquireDataLock(config.dataDir);
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    const files = new FileStore(config.filesDir ?? config.dataDir);
+    const files = openFileStore(config, (operation, seconds, failed) => metrics.storageOperation(operation, seconds, failed));
     const { stores, settings } = await openStores({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
@@ -125,11 +126,12 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     });
     cleanups.push(() => stores.close());
     await files.init();
+    if (config.objectStorage) log.info({ component: 'stores' }, `files in object storage: ${files.where}${config.objectStorage.endpoint ? ` at ${config.objectStorage.endpoint}` : ''}`);
     // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
     const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;
     if (cluster) log.info({ component: 'stores' }, `PostgreSQL store: this node is ${cluster.node} of the cluster sharing it`);
     // Every node must serve every node's images: a node that cannot see them refuses to start.
-    if (cluster) await proveFilesShared(directoryMarkers(files.root), stores.shared);
+    if (cluster) await proveFilesShared(files.markers(), stores.shared);
     const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
     const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
 

@@ -1,5 +1,6 @@
 import { AccountShareFullError, NotFoundError, QueueFullError, RateLimitedError, ShuttingDownError, ValidationError } from '../domain-errors.js';
 import { DiskFullError } from '../store/disk-full.js';
+import { ObjectStorageError } from '../store/file-store.js';
 import { StoreUnavailableError } from '../store/stores.js';
 
 /** Public titles for each status, as the v1 specification and DESIGN.md name them. */
@@ -65,6 +66,8 @@ const ERROR_RESPONSES: ReadonlyArray<ErrorResponse<Error>> = [
   row(StoreUnavailableError, () => new ApiError(503, 'The database did not answer; try again shortly', ERROR_TITLES[503], {}, retryAfter(5))),
   // Nothing of the write was kept, so the client may simply try again once space has been freed.
   row(DiskFullError, () => new ApiError(507, "The server's disk is full, so nothing was stored; try again once space has been freed")),
+  // Object storage that is down or refusing: the client may retry; the bucket's words stay in the log.
+  row(ObjectStorageError, () => new ApiError(503, 'The file storage did not answer; try again shortly', ERROR_TITLES[503], {}, retryAfter(5))),
 ] as ReadonlyArray<ErrorResponse<Error>>;
 
 /** The answer to an error the service knows (its own, or one the table lists); undefined for any other. */

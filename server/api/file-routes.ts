@@ -42,16 +42,25 @@ export function rateKey(address: string): string {
  * GET /v1/files/:name — the image behind a screenshot_url. It needs no API key: the
  * 144-bit random name is the capability, so the address can be handed to an <img> tag.
  * Cached by clients until the retention period ends; 404 after expiry. Rate limited per client
- * address, so no client can keep the server busy with guesses.
+ * address, so no client can keep the server busy with guesses. With object storage and
+ * SCREENSHOT_S3_PRESIGNED, answered (after the same checks) with a 302 to a short-lived
+ * presigned address of the object instead of the bytes.
  */
 export function fileRoutes(deps: FileRouteDeps): Router {
   const router = exactRouter();
   router.get('/v1/files/:name', async (ctx) => {
     const { name, maxAge } = await capability(ctx, deps, 'file');
-    await sendImage(ctx, deps.files.imagePath(name), IMAGE_CONTENT_TYPES[EXT_FORMAT[name.split('.').pop() ?? 'png']], () => notFound('No such file'), (stat) => ({
-      ETag: `"${name.slice(0, 24)}-${stat.size.toString(36)}"`,
+    // Object storage with presigned addresses: the checks above passed, the bytes come from the bucket.
+    const presigned = await deps.files.presignedImageUrl(name);
+    if (presigned) {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.redirect(presigned);
+      return;
+    }
+    await sendImage(ctx, await deps.files.image(name), IMAGE_CONTENT_TYPES[EXT_FORMAT[name.split('.').pop() ?? 'png']], () => notFound('No such file'), (stored) => ({
+      ETag: `"${name.slice(0, 24)}-${stored.size.toString(36)}"`,
       'Cache-Control': `private, max-age=${maxAge}, immutable`,
-      'Last-Modified': stat.mtime.toUTCString(),
+      'Last-Modified': stored.lastModified.toUTCString(),
     }));
   });
 

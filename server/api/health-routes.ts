@@ -7,7 +7,7 @@ import type { Stores } from '../store/stores.js';
 import { exactRouter } from './routing.js';
 
 export interface HealthDeps {
-  files: Pick<FileStore, 'root'>;
+  files: Pick<FileStore, 'health'>;
   stores: Pick<Stores, 'health'>;
   engine: CaptureEngine;
   /** Whether the service has finished starting. */
@@ -15,7 +15,7 @@ export interface HealthDeps {
 }
 
 /**
- * `/healthz` (the process answers) and `/readyz` (the data directory, the stores, the start and
+ * `/healthz` (the process answers) and `/readyz` (the files location (a directory, or the bucket), the stores, the start and
  * the browsers: 503 until all are ready), for load balancers and orchestrators, without a key
  * and to every method.
  */
@@ -26,7 +26,7 @@ export function healthRoutes(deps: HealthDeps): Router {
   });
   router.all('/readyz', async (ctx) => {
     const report = await readiness({
-      filesDir: deps.files.root,
+      files: () => deps.files.health(),
       stores: () => deps.stores.health(),
       started: () => deps.isStarted(),
       browsers: () => deps.engine.browsers?.() ?? oneBrowser(deps.engine.isReady()),

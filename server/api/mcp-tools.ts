@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -162,13 +160,14 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
       }
       if (job.status !== 'completed' || !job.image_file) return unfinished(job, caller.base);
       const text = { type: 'text' as const, text: jobText(job, caller.base) };
-      const path = deps.files.imagePath(job.image_file);
-      const size = (await fs.stat(path).catch(() => null))?.size;
-      if (size === undefined) return toolError(`The captured image is no longer stored\n${text.text}`);
-      if (size > MCP_MAX_INLINE_IMAGE_BYTES) {
-        return { content: [{ type: 'text', text: `The image is ${size} bytes, more than is sent inline; fetch it from screenshot_url.\n${text.text}` }] };
+      const stored = await deps.files.image(job.image_file);
+      if (!stored) return toolError(`The captured image is no longer stored\n${text.text}`);
+      if (stored.size > MCP_MAX_INLINE_IMAGE_BYTES) {
+        return { content: [{ type: 'text', text: `The image is ${stored.size} bytes, more than is sent inline; fetch it from screenshot_url.\n${text.text}` }] };
       }
-      const data = (await fs.readFile(path)).toString('base64');
+      const image = await deps.files.readImage(job.image_file);
+      if (!image) return toolError(`The captured image is no longer stored\n${text.text}`);
+      const data = image.toString('base64');
       return { content: [{ type: 'image', data, mimeType: IMAGE_CONTENT_TYPES[job.format] }, text] };
     },
   );

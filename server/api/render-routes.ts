@@ -90,14 +90,14 @@ export function renderRoutes(deps: RenderDeps): Router {
  * The job's image, with an ETag naming this result and a lifetime in caches: what is left of
  * the result's cache_ttl, and never past the image's retention.
  */
-function serveImage(ctx: Context, deps: V1Deps, job: JobRecord, cacheTtl: number): Promise<void> {
+async function serveImage(ctx: Context, deps: V1Deps, job: JobRecord, cacheTtl: number): Promise<void> {
   const name = job.image_file!;
   const now = deps.clock.now();
   const completed = job.completed_at ?? now;
   const until = Math.min(completed + cacheTtl * 1000, completed + deps.settings.get().retention_days * 86_400_000);
   return sendImage(
     ctx,
-    deps.files.imagePath(name),
+    await deps.files.image(name),
     IMAGE_CONTENT_TYPES[job.format],
     () => new ApiError(502, 'The captured image is no longer stored', 'Capture failed'),
     () => ({ ETag: `"${name.replace(/\.[a-z]+$/, '')}"`, 'Cache-Control': `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}` }),

@@ -37,6 +37,11 @@ export interface BackupSummary {
   bytes: number;
   /** Unreadable datastore lines left out (a damaged line the server skips as well). */
   skippedLines: number;
+  /**
+   * Whether the data directory keeps the images (its `files/`): false when they live elsewhere
+   * (--files DIR, or object storage), which the archive does not cover.
+   */
+  images: boolean;
 }
 
 export class BackupError extends Error {
@@ -107,7 +112,7 @@ export async function backupDataDir(dataDir: string, out: string): Promise<Backu
   const others = top.filter((e) => e.isFile() && !e.name.endsWith('.db') && usable(e.name)).map((e) => e.name).sort();
   const folders = top.filter((e) => e.isDirectory() && !UNARCHIVED_FOLDERS.has(e.name)).map((e) => e.name).sort();
   const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), files: {} };
-  const summary: BackupSummary = { files: 0, bytes: 0, skippedLines: 0 };
+  const summary: BackupSummary = { files: 0, bytes: 0, skippedLines: 0, images: folders.includes('files') };
 
   async function* entries(): AsyncGenerator<TarEntry> {
     const entry = (name: string, data: Buffer, mtime = new Date()): TarEntry => {

@@ -1,5 +1,6 @@
 import { BrowserCrashedError, CaptureError, PageCrashedError } from '../capture/engine.js';
 import { EgressDeniedError, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
+import { ObjectStorageError } from '../store/file-store.js';
 import { StoreUnavailableError } from '../store/stores.js';
 
 /** What a failed job's `failure_class` label says; a short, fixed list so the series stay few. */
@@ -28,7 +29,8 @@ export interface JobFailure {
   /**
    * The metric's `failure_class`: the page's own failure (`page`: unreachable, refused, over its
    * memory), the job's last-resort deadline (`timeout`), the egress policy, name resolution, a
-   * renderer or browser that died on both tries, the data directory, or a fault of the service.
+   * renderer or browser that died on both tries, the data directory or the bucket (`storage`), or
+   * a fault of the service.
    */
   label: FailureClass;
 }
@@ -61,6 +63,8 @@ export function classifyFailure(err: unknown, signal: AbortSignal): JobFailure {
   if (err instanceof PageCrashedError) return { message: `The page crashed while capturing ${err.url} (tried twice)`, internal: false, label: 'page_crashed' };
   if (err instanceof BrowserCrashedError) return { message: 'The browser crashed while capturing the page (tried twice)', internal: false, label: 'browser_crashed' };
   if (err instanceof StoreUnavailableError) return { message: 'Could not store the screenshot: the database did not answer', internal: true, label: 'internal' };
+  // As a full disk: nothing of the write was kept, and the next job tries the bucket again.
+  if (err instanceof ObjectStorageError) return { message: `Could not store the screenshot: ${err.message}`, internal: true, label: 'storage' };
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
   if (Object.hasOwn(STORAGE_CODES, code)) return { message: STORAGE_CODES[code], internal: true, label: 'storage' };
   return { message: 'The capture failed unexpectedly', internal: true, label: 'internal' };

@@ -1,11 +1,14 @@
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
-import type { FileStore } from '../store/file-store.js';
+import type { FileStore, JobFiles } from '../store/file-store.js';
+import type { JobRecord } from '../store/records/job-record.js';
 import type { Stores } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 
 /** Job records removed at a time, so a year of history does not become one huge operation. */
 const PURGE_BATCH = 2000;
+/** Jobs whose files are removed together before they are marked expired. */
+const EXPIRE_BATCH = 500;
 /** Hours of job ends kept for the dashboard (it shows the last 24). */
 const HOURLY_KEPT_MS = 7 * 24 * HOUR_MS;
 
@@ -56,9 +59,7 @@ export class Retention {
     for (;;) {
       const old = await jobs.endedBefore(cutoff, PURGE_BATCH);
       if (old.length === 0) break;
-      for (const job of old) {
-        if (!job.expired) await this.deps.files.remove(job.image_file ?? undefined, job._id);
-      }
+      await this.deps.files.removeMany(old.filter((job) => !job.expired).map(filesOf));
       removed += await jobs.remove(old.map((job) => job._id));
       if (old.length < PURGE_BATCH) break;
     }
@@ -73,9 +74,13 @@ export class Retention {
   private async expire(): Promise<number> {
     const cutoff = this.deps.clock.now() - this.deps.settings.get().retention_days * 86_400_000;
     const old = await this.deps.stores.jobs.toExpire(cutoff);
-    for (const job of old) {
-      await this.deps.files.remove(job.image_file ?? undefined, job._id);
-      await this.deps.stores.jobs.update(job._id, { expired: true, has_page_source: false, ...(job.options?.extract ? { has_markdown: false, has_text: false, has_links: false } : {}) });
+    // The files of a batch go at once (object storage: one DeleteObjects per 1000 keys), then the jobs say so.
+    for (let i = 0; i < old.length; i += EXPIRE_BATCH) {
+      const batch = old.slice(i, i + EXPIRE_BATCH);
+      await this.deps.files.removeMany(batch.map(filesOf));
+      for (const job of batch) {
+        await this.deps.stores.jobs.update(job._id, { expired: true, has_page_source: false, ...(job.options?.extract ? { has_markdown: false, has_text: false, has_links: false } : {}) });
+      }
     }
     if (old.length) this.deps.log.info(`removed the files of ${old.length} expired job(s)`);
     return old.length;
@@ -99,4 +104,9 @@ export class Retention {
     clearTimeout(this.first);
     if (this.timer) clearInterval(this.timer);
   }
+}
+
+/** The files a job may have: its image (if any), its page source and outputs. */
+function filesOf(job: Pick<JobRecord, '_id' | 'image_file'>): JobFiles {
+  return { image: job.image_file ?? undefined, jobId: job._id };
 }

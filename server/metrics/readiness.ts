@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import type { BrowserCount } from '../capture/engine.js';
 import { usable } from '../store/data-dir.js';
+import type { FilesHealth } from '../store/file-store.js';
 
 /** What /readyz answers: ready or not, and when not, why. */
 export interface Readiness {
@@ -17,8 +18,10 @@ export interface Readiness {
 }
 
 export interface ReadinessSources {
-  /** Where images and page sources are kept (the data directory, or --files). */
-  filesDir: string;
+  /** Whether the files location (FileStore.health: a directory's parts, or the bucket) can be used. */
+  files?: () => Promise<FilesHealth>;
+  /** Or, without `files`: the directory where images and page sources are kept. */
+  filesDir?: string;
   /** The stores' own report (Stores.health). */
   stores(): Promise<Record<string, string>>;
   /** False while the services start or stop. */
@@ -28,10 +31,19 @@ export interface ReadinessSources {
 
 const FILE_DIRS = ['files', 'sources'];
 
+async function filesHealth(sources: ReadinessSources): Promise<FilesHealth> {
+  if (sources.files) return sources.files().catch((err: unknown) => ({ where: 'the files location', parts: { files: err instanceof Error ? err.message : String(err) } }));
+  const dir = sources.filesDir ?? '.';
+  const parts: Record<string, string> = {};
+  for (const name of FILE_DIRS) parts[name] = await usable(path.join(dir, name));
+  return { where: dir, parts };
+}
+
 /**
- * Whether the service can take captures now: started, a browser up, and every datastore file
- * and file directory of the data directory readable and writable. A browser down while another
- * is up still leaves it ready (the engine is relaunching it); its count shows in `browsers`.
+ * Whether the service can take captures now: started, a browser up, every datastore file
+ * readable and writable, and the files location too (its directories, or its bucket answering
+ * HeadBucket in time). A browser down while another is up still leaves it ready (the engine is
+ * relaunching it); its count shows in `browsers`.
  */
 export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   const reasons: string[] = [];
@@ -44,9 +56,10 @@ export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   for (const [name, state] of Object.entries(stores)) {
     if (state !== 'ok') reasons.push(`${name} is ${state}`);
   }
-  for (const name of FILE_DIRS) {
-    stores[name] = await usable(path.join(sources.filesDir, name));
-    if (stores[name] !== 'ok') reasons.push(`${name} in ${sources.filesDir} is ${stores[name]}`);
+  const files = await filesHealth(sources);
+  for (const [name, state] of Object.entries(files.parts)) {
+    stores[name] = state;
+    if (state !== 'ok') reasons.push(`${name} in ${files.where} is ${state}`);
   }
   return { status: reasons.length ? 'not ready' : 'ready', reasons, engine: browsers.ready > 0, browsers, stores };
 }

@@ -26,6 +26,8 @@ export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 /** Seconds; a capture takes 1–5 s, a heavy full page up to the 30 s time-outs and their retry. */
 const CAPTURE_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90];
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** Seconds; an object of a few hundred KB on a LAN store takes milliseconds, a large upload over the internet seconds. */
+const STORAGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * The service's metrics in a registry of its own (several servers may run in one process, as
@@ -50,6 +52,8 @@ export class ServiceMetrics {
   private readonly rateLimited: Counter<'route'>;
   private readonly resultCache: Counter<'result'>;
   private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly storageSeconds: Histogram<'operation'>;
+  private readonly storageErrors: Counter<'operation'>;
 
   constructor() {
     const registers = [this.registry];
@@ -184,6 +188,19 @@ export class ServiceMetrics {
       labelNames: ['result'],
       registers,
     });
+    this.storageSeconds = new Histogram({
+      name: 'screenshot_storage_operation_duration_seconds',
+      help: 'Time of each object storage operation (--files s3://…), its retries included, by operation (PutObject, GetObject, HeadObject, DeleteObjects, HeadBucket, the parts of a multipart upload)',
+      labelNames: ['operation'],
+      buckets: STORAGE_BUCKETS,
+      registers,
+    });
+    this.storageErrors = new Counter({
+      name: 'screenshot_storage_errors_total',
+      help: 'Object storage operations that failed after their retries (refused, or no answer), by operation; an object that is not there is no error',
+      labelNames: ['operation'],
+      registers,
+    });
     for (const result of ['hit', 'miss']) this.resultCache.inc({ result }, 0);
     for (const outcome of WEBHOOK_OUTCOMES) this.webhookAttempts.inc({ outcome }, 0);
     for (const status of ['completed', 'failed']) this.jobsEnded.inc({ status }, 0);
@@ -205,6 +222,12 @@ export class ServiceMetrics {
   /** WebhookService: one attempt recorded, and what it leads to. */
   webhookAttempt(outcome: WebhookOutcome): void {
     this.webhookAttempts.inc({ outcome });
+  }
+
+  /** The files store in object storage: one operation, its time, and whether it failed. */
+  storageOperation(operation: string, seconds: number, failed: boolean): void {
+    this.storageSeconds.observe({ operation }, seconds);
+    if (failed) this.storageErrors.inc({ operation });
   }
 
   /** A job asked for with a cache_ttl: served from the cache or not. */

@@ -8,7 +8,7 @@ import type { SharedValues } from './stores.js';
 /** The shared value naming the marker the cluster's first node wrote into its files location. */
 export const SHARED_FILES_MARKER = 'files_marker';
 
-/** A files location as the marker check sees it: a directory here; an object store would be another. */
+/** A files location as the marker check sees it: a directory (directoryMarkers), or a bucket's prefix (S3FileStore.markers). */
 export interface MarkerPlace {
   /** The location, for the message: a path or an address without credentials. */
   readonly where: string;
@@ -28,7 +28,9 @@ export class FilesNotSharedError extends Error {
   ) {
     super(
       `this node does not share the cluster's files: ${where} lacks the marker ${marker} the cluster's first node wrote into its files location; ` +
-        'set --files DIR (or SCREENSHOT_FILES_DIR) on every node to one directory on a mount they all share',
+        (where.startsWith('s3://')
+          ? 'give every node the same --files s3://bucket/prefix (or SCREENSHOT_FILES_URL) and SCREENSHOT_S3_ENDPOINT'
+          : 'set --files DIR (or SCREENSHOT_FILES_DIR) on every node to one directory on a mount they all share, or --files s3://bucket/prefix on every node'),
     );
   }
 }

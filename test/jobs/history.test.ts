@@ -7,7 +7,7 @@ import { Retention } from '../../server/jobs/retention.js';
 import { QuotaService } from '../../server/limits/quota.js';
 import { silentLogger } from '../../server/logger.js';
 import { SettingsService } from '../../server/settings.js';
-import { FileStore } from '../../server/store/file-store.js';
+import { DirectoryFileStore as FileStore } from '../../server/store/file-store.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { lineLogger, silentLogger } from '../../server/logger.js';
-import { FileStore } from '../../server/store/file-store.js';
+import { DirectoryFileStore as FileStore } from '../../server/store/file-store.js';
 import { prepareJobsFile } from '../../server/store/nedb/history-prefilter.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';

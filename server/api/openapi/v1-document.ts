@@ -249,6 +249,8 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
           parameters: [
             { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: FILE_NAME_PATTERN } },
             { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
+            { name: 'Range', in: 'header', required: false, schema: { type: 'string' }, description: 'One byte range: bytes=a-b, bytes=a- or bytes=-n' },
+            { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag a range is asked of; another answers the whole image' },
           ],
           responses: {
             '200': {
@@ -256,6 +258,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
               headers: {
                 ETag: { required: true, schema: { type: 'string' } },
                 'Cache-Control': { required: true, schema: { type: 'string' } },
+                'Accept-Ranges': { schema: { type: 'string', enum: ['bytes'] } },
               },
               content: {
                 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } },
@@ -264,10 +267,21 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
                 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
               },
             },
+            '206': {
+              description: 'The bytes of the range asked for',
+              headers: { 'Content-Range': { required: true, schema: { type: 'string' } }, ETag: { required: true, schema: { type: 'string' } } },
+              content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+            },
+            '302': {
+              description: 'With object storage and SCREENSHOT_S3_PRESIGNED: once the checks pass, a short-lived presigned address of the image',
+              headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } },
+            },
             '304': { description: 'Not modified (the ETag matched)' },
             '404': { description: 'No such file, or removed after the retention period', content: json(ref('schemas', 'Error')) },
+            '416': { description: 'The range starts past the end of the image', headers: { 'Content-Range': { required: true, schema: { type: 'string' } } } },
             '429': { description: 'Too many image requests from this address', content: json(ref('schemas', 'RateLimitError')) },
             '500': ref('responses', 'InternalError'),
+            '503': { description: 'The file storage did not answer; try again shortly', content: json(ref('schemas', 'Error')) },
           },
         },
       },

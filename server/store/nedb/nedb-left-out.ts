@@ -47,10 +47,9 @@ export class NedbLeftOutJobs implements LeftOutHistory {
   private async dropOnce(): Promise<number> {
     const { files, left } = this;
     if (left === 0 && !this.unfolded) return 0;
-    for (let i = 0; i < files.length; i++) {
-      const { jobId, image } = files[i];
-      await this.deps.files.remove(image ?? undefined, jobId);
-      if (i % BATCH === BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < files.length; i += BATCH) {
+      await this.deps.files.removeMany(files.slice(i, i + BATCH).map(({ jobId, image }) => ({ image: image ?? undefined, jobId })));
+      await new Promise((resolve) => setImmediate(resolve));
     }
     this.files = [];
     await this.deps.fold();

@@ -5,7 +5,7 @@ import Datastore from 'nedb-promises';
 
 import type { Logger } from '../../logger.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from '../data-dir.js';
-import { FileStore } from '../file-store.js';
+import { DirectoryFileStore, type FileStore } from '../file-store.js';
 import type { AccountRecord } from '../records/account-record.js';
 import type { DeliveryDoc } from '../records/delivery-record.js';
 import { hasEnded, type JobRecord } from '../records/job-record.js';
@@ -70,7 +70,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   if (!hadStats) await stores.stats.countFrom(await stores.jobs.endedSince(Date.now() - 2 * 86_400_000));
   const leftOut =
     preparedJobs &&
-    new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new FileStore(dataDir), fold: () => compactFile(jobs), log });
+    new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new DirectoryFileStore(dataDir), fold: () => compactFile(jobs), log });
   const files = [accounts, keys, jobs, usage, stats, webhooks, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
