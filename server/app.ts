@@ -9,6 +9,7 @@ import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
 import { metricsRoutes } from './api/metrics-routes.js';
+import { monitorRoutes } from './api/monitor-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
 import { adminOpenApiRoutes, type OpenApiDeps } from './api/openapi.js';
 import { findRendererDir, panelRoutes } from './api/panel-routes.js';
@@ -71,7 +72,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),

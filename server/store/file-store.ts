@@ -87,6 +87,21 @@ export class FileStore {
     return writeAtomic(this.imagePath(fileName), data);
   }
 
+  /** An image as stored (a screenshot, or a monitor's diff picture), or null when it is gone. */
+  async readImage(fileName: string): Promise<Buffer | null> {
+    try {
+      return await fs.readFile(this.imagePath(fileName));
+    } catch {
+      return null;
+    }
+  }
+
+  /** Removes one image and its thumbnail (a monitor's diff picture, which belongs to no job). */
+  async removeImage(fileName: string): Promise<void> {
+    await fs.rm(this.imagePath(fileName), { force: true });
+    await fs.rm(this.thumbnailPath(fileName), { force: true });
+  }
+
   writeSource(jobId: string, html: string): Promise<void> {
     return writeAtomic(this.sourcePath(jobId), html);
   }
