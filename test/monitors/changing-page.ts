@@ -11,11 +11,13 @@ export interface ChangingPage {
   /** The box's colour; the box is 200×100 CSS px at (100, 300). */
   box: string;
   requests: number;
+  /** When true the page answers 500 (a monitor with fail_on_http_error then fails). */
+  broken: boolean;
   close(): Promise<void>;
 }
 
 export async function startChangingPage(): Promise<ChangingPage> {
-  const state = { box: '#2060c0', requests: 0 };
+  const state = { box: '#2060c0', requests: 0, broken: false };
   const server = http.createServer((req, res) => {
     state.requests++;
     const body =
@@ -24,7 +26,7 @@ export async function startChangingPage(): Promise<ChangingPage> {
       `<div id="box" style="position:absolute;left:100px;top:300px;width:200px;height:100px;background:${state.box}"></div>` +
       `<div id="clock" style="position:absolute;left:600px;top:300px;width:240px;height:60px;overflow:hidden;font:40px monospace">${state.requests * 7919}-${Date.now() % 100000}</div>` +
       '</body></html>';
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.writeHead(state.broken ? 500 : 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     res.end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -35,6 +37,12 @@ export async function startChangingPage(): Promise<ChangingPage> {
     },
     set box(colour: string) {
       state.box = colour;
+    },
+    get broken() {
+      return state.broken;
+    },
+    set broken(value: boolean) {
+      state.broken = value;
     },
     get requests() {
       return state.requests;
