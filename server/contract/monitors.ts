@@ -67,7 +67,7 @@ export type MonitorRequest = Static<typeof MonitorRequest>;
 
 export const MonitorUpdate = Type.Partial(MonitorRequest, {
   additionalProperties: false,
-  description: 'Any fields of a monitor; capture fields replace the ones given (null removes a field), the rest are kept',
+  description: 'Any fields of a monitor; capture fields given replace the monitor\'s (url and html replace each other), the rest are kept',
 });
 
 const LastCheck = Type.Object(
