@@ -8,6 +8,7 @@ import { formatIsoSeconds } from '../time.js';
 export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): Monitor {
   return {
     id: monitor._id,
+    account_id: monitor.account_id,
     name: monitor.name,
     url: typeof monitor.request.url === 'string' ? monitor.request.url : 'about:html',
     capture: monitor.request,

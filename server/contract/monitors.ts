@@ -83,6 +83,7 @@ const LastCheck = Type.Object(
 export const Monitor = Type.Object(
   {
     id: Type.String({ pattern: '^mon_[0-9a-f]{24}$' }),
+    account_id: Type.String(),
     name: Nullable(Type.String()),
     url: Type.String({ description: 'The page (about:html for an html document)' }),
     capture: Type.Record(Type.String(), Type.Unknown(), { description: 'The capture fields, secret ones (headers, cookies, http_auth, html) left out' }),
@@ -161,5 +162,8 @@ export const MonitorEventData = Type.Object(
   { additionalProperties: false },
 );
 export type MonitorEventData = Static<typeof MonitorEventData>;
+
+/** POST /admin/api/monitors: a monitor of this account, its checks made as jobs of the account's oldest active key. */
+export const AdminMonitorCreate = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true });
 
 export const MONITOR_SCHEMAS = { Monitor, MonitorList, MonitorCheck, MonitorCheckList, MonitorRun, MonitorEventData };

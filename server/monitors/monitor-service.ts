@@ -75,6 +75,13 @@ export class MonitorService {
     return this.deps.store.list(accountId);
   }
 
+  /** Any account's monitor (the admin's view), or NotFoundError. */
+  async find(id: string): Promise<MonitorRecord> {
+    const monitor = typeof id === 'string' && id.length <= 64 ? await this.deps.store.get(id) : null;
+    if (!monitor) throw new NotFoundError('monitor', id);
+    return monitor;
+  }
+
   /** The account's monitor, or NotFoundError (also for another account's). */
   async get(accountId: string, id: string): Promise<MonitorRecord> {
     const monitor = typeof id === 'string' && id.length <= 64 ? await this.deps.store.get(id) : null;
