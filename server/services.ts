@@ -231,7 +231,14 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       minMinutes: () => settings.get().monitor_min_minutes ?? 1,
       clock,
     });
-    const scheduler = new MonitorScheduler({ store: stores.monitors, checks: monitorChecks, clock, log: log.child({ component: 'monitors' }), pollMs: deps.monitorPollMs });
+    const scheduler = new MonitorScheduler({
+      store: stores.monitors,
+      checks: monitorChecks,
+      clock,
+      log: log.child({ component: 'monitors' }),
+      pollMs: deps.monitorPollMs,
+      retentionMs: () => settings.get().retention_days * 86_400_000,
+    });
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
     let settingsPoll: NodeJS.Timeout | undefined;

@@ -124,6 +124,23 @@ export class MonitorChecks {
     return settled;
   }
 
+  /**
+   * Removes the diff pictures of checks made before `cutoff` (their screenshots are past the
+   * retention period, so the diff URL answers 404 already). Returns how many it removed.
+   */
+  async sweepDiffs(cutoff: number): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const old = await this.deps.store.diffsBefore(cutoff, RECOVER_BATCH);
+      for (const check of old) {
+        await this.deps.files.removeImage(check.diff_file!);
+        await this.deps.store.updateCheck(check._id, check.status, { diff_file: null });
+      }
+      removed += old.length;
+      if (old.length < RECOVER_BATCH) return removed;
+    }
+  }
+
   private async settle(job: JobRecord): Promise<void> {
     const check = await this.deps.store.getCheck(job._id);
     if (!check || check.status !== 'pending') return;

@@ -11,7 +11,12 @@ export interface MonitorSchedulerDeps {
   log: Logger;
   /** How often the store is asked for due occurrences, ms. @default 1000 */
   pollMs?: number;
+  /** How long pictures are kept (the retention period), ms: older checks lose their diff picture. */
+  retentionMs: () => number;
 }
+
+/** How often the diff pictures past the retention period are removed, ms. */
+const SWEEP_MS = 3_600_000;
 
 /** Due monitors taken per look. */
 const DUE_BATCH = 50;
@@ -22,9 +27,11 @@ const DUE_BATCH = 50;
  * occurrence is claimed by moving `next_run_at` to the one after it with a conditional update:
  * of two nodes (or a node and its restart) claiming it, one runs it. The one after is the first
  * later than now, so occurrences missed while no node ran are made up by one check, not a burst.
+ * It also removes, hourly, the diff pictures of checks past the retention period.
  */
 export class MonitorScheduler {
   private timer: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
   private stopped = true;
 
@@ -36,12 +43,24 @@ export class MonitorScheduler {
     this.timer = setInterval(() => void this.look(), pollMs);
     this.timer.unref();
     void this.look();
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+    void this.sweep();
+  }
+
+  /** Removes the diff pictures past the retention period (a failure is logged; the next sweep tries again). */
+  sweep(): Promise<number> {
+    return this.deps.checks.sweepDiffs(this.deps.clock.now() - this.deps.retentionMs()).catch((err: unknown) => {
+      this.deps.log.warn({ component: 'monitors', err }, 'could not remove old diff pictures');
+      return 0;
+    });
   }
 
   /** Stops looking, and waits for a look under way (the checks it started are jobs like any other). */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.sweeper);
     await this.looking;
   }
 

@@ -245,6 +245,8 @@ export interface MonitorStore {
   lastCompleted(monitorId: string, device: string, before: { at: number; id: string }): Promise<CheckRecord | null>;
   /** Checks still `pending` (their job running, or their comparison left by a stop), oldest first. */
   pendingChecks(limit: number): Promise<CheckRecord[]>;
+  /** Up to `limit` checks made before `cutoff` that still name a diff picture (the retention sweep), oldest first. */
+  diffsBefore(cutoff: number, limit: number): Promise<CheckRecord[]>;
 }
 
 /** Every store of one backend. */

@@ -120,6 +120,50 @@ describe('a schedule across a restart', () => {
   });
 });
 
+describe('diff pictures past the retention period', () => {
+  it('are removed from disk, and the check no longer names one', async () => {
+    const clock = movableClock();
+    const dataDir = await tempDir('sa-monitor-retention-');
+    const first = await startTestServer({ dataDir, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
+    const { key } = await first.account();
+    const monitor = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, mask_selectors: ['#clock'] })).json();
+    const settledCheck = async (server: TestServer, n: number) => {
+      const { job_id } = await (await server.v1('POST', `/monitors/${monitor.id}/run`, key)).json();
+      for (;;) {
+        const checks = await checksOf(server, key, monitor.id);
+        if (checks.length >= n && checks.every((c) => c.status !== 'pending')) return checks.find((c) => c.job_id === job_id) as Check & { diff_url: string | null };
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+    };
+    let diffFile = '';
+    let changedJob = '';
+    try {
+      page.box = '#2060c0';
+      await settledCheck(first, 1);
+      page.box = '#e0a020';
+      const changed = await settledCheck(first, 2);
+      expect(changed.diff_url).not.toBeNull();
+      changedJob = changed.job_id!;
+      diffFile = `${dataDir}/files/${new URL(changed.diff_url!).pathname.split('/')[3].replace(/\.png$/, '')}.diff.png`;
+      await fs.access(diffFile);
+    } finally {
+      await first.srv.close();
+      page.box = '#2060c0';
+    }
+    // Past the retention period (7 days by default): the start's sweep removes the diff picture.
+    clock.advance(8 * 86_400_000);
+    const second = await startTestServer({ dataDir, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
+    try {
+      await expect.poll(() => fs.access(diffFile).then(() => 'there', () => 'gone'), { timeout: 10_000 }).toBe('gone');
+      // (The start also ran the occurrence missed meanwhile: a new check, with a diff of its own.)
+      const checks: Array<{ job_id: string; diff_url: string | null }> = (await (await second.v1('GET', `/monitors/${monitor.id}/checks`, key)).json()).checks;
+      expect(checks.find((c) => c.job_id === changedJob)?.diff_url).toBeNull();
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('a schedule in a cluster', () => {
   let postgres: TestPostgres;
   beforeAll(async () => {

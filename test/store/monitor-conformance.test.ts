@@ -170,6 +170,19 @@ describe.each([
     expect(ids(await stores.monitors.pendingChecks(10))).toEqual([c4._id]);
   });
 
+  it('finds the checks made before a time that still name a diff picture, oldest first', async () => {
+    const m = monitor();
+    const old = check(m._id, T0, { diff_file: 'a.diff.png', changed: true, difference: 0.5 });
+    const older = check(m._id, T0 - 1000, { diff_file: 'b.diff.png', changed: true, difference: 0.5 });
+    const without = check(m._id, T0 - 500);
+    const recent = check(m._id, T0 + 10_000, { diff_file: 'c.diff.png', changed: true, difference: 0.5 });
+    for (const c of [old, without, recent, older]) await stores.monitors.insertCheck(c);
+    expect((await stores.monitors.diffsBefore(T0 + 1, 10)).map((c) => c._id)).toEqual([older._id, old._id]);
+    expect((await stores.monitors.diffsBefore(T0 + 1, 1)).map((c) => c._id)).toEqual([older._id]);
+    await stores.monitors.updateCheck(older._id, 'completed', { diff_file: null });
+    expect((await stores.monitors.diffsBefore(T0 + 1, 10)).map((c) => c._id)).toEqual([old._id]);
+  });
+
   it('settles a check only from the status it expects, once', async () => {
     const m = monitor();
     const c = check(m._id, T0, { status: 'pending', changed: null, difference: null });

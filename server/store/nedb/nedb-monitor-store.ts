@@ -78,4 +78,8 @@ export class NedbMonitorStore implements MonitorStore {
   pendingChecks(limit: number): Promise<CheckRecord[]> {
     return this.checkFile.find({ status: 'pending' }).sort({ at: 1 }).limit(limit);
   }
+
+  diffsBefore(cutoff: number, limit: number): Promise<CheckRecord[]> {
+    return this.checkFile.find({ at: { $lt: cutoff }, diff_file: { $exists: true, $ne: null } }).sort({ at: 1 }).limit(limit);
+  }
 }

@@ -76,6 +76,10 @@ export class PgMonitorStore implements MonitorStore {
     );
   }
 
+  diffsBefore(cutoff: number, limit: number): Promise<CheckRecord[]> {
+    return selectDocs(this.pool, `SELECT doc FROM monitor_checks WHERE at < $1 AND jsonb_typeof(doc->'diff_file') = 'string' ORDER BY at, id LIMIT $2`, [cutoff, limit]);
+  }
+
   pendingChecks(limit: number): Promise<CheckRecord[]> {
     return selectDocs(this.pool, `SELECT doc FROM monitor_checks WHERE status = 'pending' ORDER BY at, id LIMIT $1`, [limit]);
   }
