@@ -149,7 +149,7 @@ function program(): Command {
 
   cli
     .command('import')
-    .description('copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks) into PostgreSQL')
+    .description('copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks, monitors) into PostgreSQL')
     .requiredOption('--from <dir>', 'the data directory; its server must be stopped')
     .option('--database <url>', 'postgres://… (default: $SCREENSHOT_DATABASE_URL)')
     .action(async (o) => {
