@@ -69,7 +69,8 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
   });
 
   router.post('/monitors/:id/run', auth, async (ctx) => {
-    const [job] = await deps.monitors.run(owner(ctx.state).account._id, ctx.params.id);
+    const { account, key } = owner(ctx.state);
+    const [job] = await deps.monitors.run(account._id, ctx.params.id, key._id);
     ctx.status = 201;
     ctx.body = { job_id: job._id, status: 'pending', status_url: statusUrl(baseUrlOf(ctx, deps.settings), job._id) };
   });

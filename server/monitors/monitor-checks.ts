@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 
+import { ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import { screenshotUrl } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
@@ -38,10 +39,8 @@ const RECOVER_BATCH = 200;
 export const diffFileOf = (imageFile: string) => `${imageFile.replace(/\.[a-z]+$/, '')}.diff.png`;
 export const diffUrl = (baseUrl: string, imageFile: string) => `${screenshotUrl(baseUrl, imageFile)}/diff`;
 
-/** Why a check could not be made: the refusal's message (a limit, a full queue), or that its account or key is gone. */
-class SkipReason extends Error {
-  override readonly name = 'SkipReason';
-}
+/** Why a check cannot be made whoever asks: its account or its key is gone (a ValidationError to a caller asking for a run). */
+class SkipReason extends ValidationError {}
 
 /**
  * The checks of monitors: each an ordinary job made through the JobService (counted as a call,
@@ -59,18 +58,23 @@ export class MonitorChecks {
   /**
    * Makes the jobs of one check (one per device). A scheduled check (`occurrence`) that is
    * refused (a limit, a full queue, its key revoked) is recorded `skipped` with the reason and
-   * returns []; a check asked for (POST …/run) throws the refusal to its caller.
+   * returns []; a check asked for (POST …/run) throws the refusal to its caller. A check asked
+   * for with a key (`keyId`, the caller's) is a job of that key, a scheduled one of the monitor's.
+   * The monitor of an account that is gone is paused.
    */
-  async start(monitor: MonitorRecord, occurrence: number | null): Promise<JobRecord[]> {
+  async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id): Promise<JobRecord[]> {
     let jobs: JobRecord[];
     try {
       const account = await this.deps.accounts.get(monitor.account_id);
-      if (!account) throw new SkipReason('the account of this monitor is gone');
-      const key = await this.deps.keys.get(monitor.key_id);
-      if (!key || key.revoked) throw new SkipReason('the API key that created this monitor is revoked');
+      if (!account) {
+        await this.deps.store.update(monitor._id, { paused: true, next_run_at: null });
+        throw new SkipReason('the account of this monitor is gone; the monitor is paused', 'id');
+      }
+      const key = await this.deps.keys.get(keyId);
+      if (!key || key.revoked) throw new SkipReason('the API key that created this monitor is revoked; create the monitor again with another key', 'id');
       const params = { ...this.deps.paramsOf(monitor), callback_url: null, cache_ttl: 0 };
       params.options = { ...params.options, ...(monitor.mask_selectors.length ? { maskSelectors: monitor.mask_selectors } : {}) };
-      const requested = await this.deps.jobs.request(account._id, monitor.key_id, params, monitor.base_url, (count, create) => this.deps.charge(account, count, create));
+      const requested = await this.deps.jobs.request(account._id, key._id, params, monitor.base_url, (count, create) => this.deps.charge(account, count, create));
       jobs = requested.map((r) => r.job);
     } catch (err) {
       if (occurrence === null) throw err;

@@ -131,10 +131,13 @@ export class MonitorService {
     for (const check of checks) if (check.diff_file) await removeDiff(check).catch(() => undefined);
   }
 
-  /** Runs a check now, whatever the schedule (paused too); the jobs made, or the refusal (a limit, a full queue) thrown. */
-  async run(accountId: string, id: string): Promise<JobRecord[]> {
+  /**
+   * Runs a check now, whatever the schedule (paused too): jobs of `keyId` (the caller's key; the
+   * monitor's own by default). The jobs made, or the refusal (a limit, a full queue) thrown.
+   */
+  async run(accountId: string, id: string, keyId?: string): Promise<JobRecord[]> {
     const monitor = await this.get(accountId, id);
-    return this.deps.checks.start(monitor, null);
+    return this.deps.checks.start(monitor, null, keyId);
   }
 
   /** A page of the monitor's checks, newest first; `before` is a check's id (its job_id). */

@@ -103,6 +103,37 @@ describe('a schedule across a restart', () => {
     }
   });
 
+  it("skips the scheduled checks of a monitor whose key is revoked, runs one asked for with another key, and pauses one whose account is gone", async () => {
+    const clock = movableClock();
+    const server = await startTestServer({ ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
+    try {
+      const { key, keyId, accountId } = await server.account();
+      const second = await server.admin('POST', `/accounts/${accountId}/keys`, { name: 'second' });
+      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 } })).json();
+      expect((await server.admin('PATCH', `/keys/${keyId}`, { revoked: true })).status).toBe(200);
+      clock.advance(MINUTE + 1000);
+      const [skipped] = await untilChecks(server, second.body.key, monitor.id, 1);
+      expect(skipped).toMatchObject({ status: 'skipped', job_id: null });
+      expect(skipped.error).toContain('revoked');
+      const run = await server.v1('POST', `/monitors/${monitor.id}/run`, second.body.key);
+      expect(run.status).toBe(201);
+      const { job_id } = await run.json();
+      expect((await server.srv.services.stores.jobs.get(job_id))?.key_id).toBe(second.body.id);
+      // The admin's run uses the monitor's own key: refused, saying why.
+      const refused = await server.admin('POST', `/monitors/${monitor.id}/run`);
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toContain('revoked');
+
+      expect((await server.admin('DELETE', `/accounts/${accountId}`)).status).toBe(204);
+      clock.advance(MINUTE);
+      // Its monitors are no account's any more: the next occurrence pauses the monitor.
+      await expect.poll(async () => (await server.srv.services.stores.monitors.get(monitor.id))?.paused, { timeout: 10_000 }).toBe(true);
+      expect((await server.srv.services.stores.monitors.get(monitor.id))?.next_run_at).toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+
   it('does not run a paused monitor, and a resumed one counts from the resume', async () => {
     const clock = movableClock();
     const server = await startTestServer({ ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
