@@ -194,6 +194,36 @@ describe('checks on a page that changes', () => {
     }
   });
 
+  it('makes one check per device and compares each with the same device’s previous picture', async () => {
+    const { key } = await server.account();
+    const monitor = await monitorOf(key, { devices: ['desktop', 'mobile'], mask_selectors: ['#clock'] });
+    const runOnce = async () => {
+      const { job_id } = await (await server.v1('POST', `/monitors/${monitor.id}/run`, key)).json();
+      return job_id as string;
+    };
+    await runOnce();
+    const settledAll = async (n: number) => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const { checks } = await (await server.v1('GET', `/monitors/${monitor.id}/checks`, key)).json();
+        if (checks.length === n && checks.every((c: Check) => c.status !== 'pending')) return checks as Array<Check & { status_url: string }>;
+        if (Date.now() > deadline) throw new Error('checks still pending');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const first = await settledAll(2);
+    await runOnce();
+    const all = await settledAll(4);
+    const device = async (c: Check) => (await server.srv.services.stores.jobs.get(c.job_id))?.device;
+    const newer = all.filter((c) => !first.some((f) => f.job_id === c.job_id));
+    for (const check of newer) {
+      expect(check).toMatchObject({ status: 'completed', changed: false, difference: 0 });
+      const baseline = first.find((f) => f.job_id === check.baseline_job_id)!;
+      expect(await device(baseline)).toBe(await device(check));
+    }
+    expect(new Set(await Promise.all(newer.map(device)))).toEqual(new Set(['desktop', 'mobile']));
+  });
+
   it('counts each check as a call, and a run past the daily limit is refused', async () => {
     const { key } = await server.account({ daily_limit: 1 });
     const monitor = await monitorOf(key, {});
