@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 
 import { accessLog, LoggedPaths } from './api/access-log.js';
+import { type AdminMonitorDeps, adminMonitorRoutes } from './api/admin-monitor-routes.js';
 import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
 import { adminSessionRoutes } from './api/admin-session-routes.js';
 import { errorMiddleware } from './api/error-middleware.js';
@@ -9,6 +10,7 @@ import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
 import { metricsRoutes } from './api/metrics-routes.js';
+import { monitorRoutes } from './api/monitor-routes.js';
 import { v1OpenApiRoutes } from './api/openapi.js';
 import { adminOpenApiRoutes, type OpenApiDeps } from './api/openapi.js';
 import { findRendererDir, panelRoutes } from './api/panel-routes.js';
@@ -59,8 +61,8 @@ const adminDeps = (services: Services) => ({
 });
 
 /** The admin API's routers: the session exchange, then the routes behind the admin token. */
-export function adminApiRouters(deps: AdminDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
-  return [adminSessionRoutes(deps), adminRoutes(deps), adminOpenApiRoutes(deps)];
+export function adminApiRouters(deps: AdminDeps & AdminMonitorDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
+  return [adminSessionRoutes(deps), adminRoutes(deps), adminMonitorRoutes(deps), adminOpenApiRoutes(deps)];
 }
 
 /**
@@ -71,7 +73,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),

@@ -159,7 +159,7 @@ function program(): Command {
   cli
     .command('import')
     .description(
-      'copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks) into PostgreSQL; images and page sources are not copied: point --files at them, or copy files/, sources/ and thumbnails/ to the bucket of --files s3://bucket/prefix under the same names',
+      'copy a NeDB data directory (accounts, keys, jobs, usage, settings, webhooks, monitors) into PostgreSQL; images and page sources are not copied: point --files at them, or copy files/, sources/ and thumbnails/ to the bucket of --files s3://bucket/prefix under the same names',
     )
     .requiredOption('--from <dir>', 'the data directory; its server must be stopped')
     .option('--database <url>', 'postgres://… (default: $SCREENSHOT_DATABASE_URL)')

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 
+import { parseScreenshotParams } from './api/screenshot-params.js';
 import { AccountService } from './auth/accounts.js';
 import { AdminSessions } from './auth/admin-sessions.js';
 import { loadOrCreateAdminToken, sharedAdminToken } from './auth/admin-token.js';
@@ -21,6 +22,9 @@ import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { createLogger, type LineLog, lineLogger, type Logger } from './logger.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { MonitorChecks } from './monitors/monitor-checks.js';
+import { MonitorScheduler } from './monitors/monitor-scheduler.js';
+import { MonitorService } from './monitors/monitor-service.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock, type DataLock } from './store/data-lock.js';
@@ -59,6 +63,8 @@ export interface ServiceDeps {
   webhookSchedule?: readonly number[];
   /** When the first retention sweep runs, ms after start (tests hold it back to call it themselves). @default 0 */
   firstSweepAfterMs?: number;
+  /** How often the monitors' scheduler looks for due occurrences, ms. @default 1000 */
+  monitorPollMs?: number;
 }
 
 export interface Services {
@@ -82,6 +88,8 @@ export interface Services {
   engine: CaptureEngine;
   egress: EgressPolicy;
   webhooks: WebhookService;
+  /** Monitors: scheduled captures compared with a baseline. */
+  monitors: MonitorService;
   /** The Prometheus metrics (GET /metrics), in a registry of this instance's own. */
   metrics: ServiceMetrics;
   /** The egress guard's forward proxy, through which every browser connection goes. */
@@ -176,6 +184,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       onEnded: (job) => {
         announceEnd(job);
         jobs.ended(job);
+        monitorChecks.jobEnded(job);
       },
     });
     const runner = new JobRunner({
@@ -203,6 +212,34 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       secrets,
       jobSecrets: stores.jobSecrets,
       pollEndsMs: cluster && CLUSTER_POLL_MS / 4,
+    });
+    const monitorChecks: MonitorChecks = new MonitorChecks({
+      store: stores.monitors,
+      accounts: stores.accounts,
+      keys: stores.keys,
+      jobs,
+      files,
+      webhooks,
+      charge: (account, count, create) => quota.chargeFor(account, count, create),
+      paramsOf: (monitor) => monitors.paramsOf(monitor),
+      clock,
+      log: log.child({ component: 'monitors' }),
+    });
+    const monitors: MonitorService = new MonitorService({
+      store: stores.monitors,
+      checks: monitorChecks,
+      secrets,
+      parseCapture: (body) => parseScreenshotParams(body),
+      minMinutes: () => settings.get().monitor_min_minutes ?? 1,
+      clock,
+    });
+    const scheduler = new MonitorScheduler({
+      store: stores.monitors,
+      checks: monitorChecks,
+      clock,
+      log: log.child({ component: 'monitors' }),
+      pollMs: deps.monitorPollMs,
+      retentionMs: () => settings.get().retention_days * 86_400_000,
     });
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;
@@ -232,6 +269,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       engine,
       egress,
       webhooks,
+      monitors,
       metrics,
       egressProxyUrl,
       adminToken,
@@ -249,6 +287,10 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         const due = await endWebhooks.recover(clock.now());
         if (due) log.info({ component: 'webhooks' }, `queued the webhooks of ${due} job(s) that ended before the last stop`);
         retention.start(undefined, deps.firstSweepAfterMs);
+        // Comparisons a stop left undone, then the schedules: an occurrence missed while stopped runs once now.
+        const settled = await monitorChecks.recover();
+        if (settled) log.info({ component: 'monitors' }, `compared ${settled} check(s) left by the last stop`);
+        scheduler.start();
         if (cluster) {
           // Another node's panel may change the settings: they reach this node within seconds.
           settingsPoll = setInterval(() => void settings.refresh().catch((err: unknown) => log.warn({ component: 'settings', err }, 'could not read the settings')), SETTINGS_POLL_MS);
@@ -266,6 +308,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         clearInterval(settingsPoll);
         clearInterval(webhookPoll);
         retention.stop();
+        await scheduler.stop();
         await runner.stop(graceMs);
         await webhooks.stop();
         await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));

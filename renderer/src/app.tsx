@@ -8,6 +8,7 @@ import { AccountsPage } from './pages/accounts-page.js';
 import { DashboardPage } from './pages/dashboard-page.js';
 import { JobsPage } from './pages/jobs-page.js';
 import { KeysPage } from './pages/keys-page.js';
+import { MonitorsPage } from './pages/monitors-page.js';
 import { SettingsPage } from './pages/settings-page.js';
 import { SignInPage } from './pages/sign-in-page.js';
 import { signIn, signOut, takeTokenFromFragment } from './session.js';
@@ -17,6 +18,7 @@ const NAV: { page: PageName; label: string }[] = [
   { page: 'accounts', label: 'Accounts' },
   { page: 'keys', label: 'API keys' },
   { page: 'jobs', label: 'Jobs' },
+  { page: 'monitors', label: 'Monitors' },
   { page: 'settings', label: 'Settings' },
 ];
 
@@ -136,6 +138,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         {route.page === 'accounts' && <AccountsPage />}
         {route.page === 'keys' && <KeysPage params={route.params} />}
         {route.page === 'jobs' && <JobsPage params={route.params} />}
+        {route.page === 'monitors' && <MonitorsPage params={route.params} />}
         {route.page === 'settings' && <SettingsPage />}
       </main>
     </div>

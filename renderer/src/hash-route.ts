@@ -1,13 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 
-export type PageName = 'dashboard' | 'accounts' | 'keys' | 'jobs' | 'settings';
+export type PageName = 'dashboard' | 'accounts' | 'keys' | 'jobs' | 'monitors' | 'settings';
 
 export interface Route {
   page: PageName;
   params: URLSearchParams;
 }
 
-const PAGES: readonly PageName[] = ['dashboard', 'accounts', 'keys', 'jobs', 'settings'];
+const PAGES: readonly PageName[] = ['dashboard', 'accounts', 'keys', 'jobs', 'monitors', 'settings'];
 
 /** `#/jobs?status=failed` → { page: 'jobs', params: status=failed }; anything else is the dashboard. */
 export function parseRoute(hash: string): Route {

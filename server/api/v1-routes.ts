@@ -1,27 +1,16 @@
 import type Router from '@koa/router';
-import bodyParser from 'koa-bodyparser';
 
-import { MAX_BODY_KB, ScreenshotQuery } from '../contract/v1.js';
+import { ScreenshotQuery } from '../contract/v1.js';
 import { validateQuery } from '../contract/validate.js';
 import { statusUrl, toStatusResource } from '../jobs/job-resource.js';
 import { formatIsoSeconds, nextUtcMidnight } from '../time.js';
 import { baseUrlOf } from './base-url.js';
-import { ApiError, badRequest } from './error-responses.js';
+import { badRequest } from './error-responses.js';
+import { jsonBody } from './json-body.js';
 import { exactRouter } from './routing.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { v1Auth, type V1State } from './v1-auth.js';
 import { requestJobs, type V1Deps } from './v1-jobs.js';
-
-const jsonBody = bodyParser({
-  enableTypes: ['json'],
-  jsonLimit: `${MAX_BODY_KB}kb`,
-  strict: true,
-  onerror: (err) => {
-    const e = err as { status?: number; type?: string };
-    if (e.type === 'entity.too.large' || e.status === 413) throw new ApiError(413, `The request body is larger than ${MAX_BODY_KB} KB`);
-    throw badRequest('The request body is not valid JSON');
-  },
-});
 
 /** POST /v1/screenshot, GET /v1/screenshot/:job_id and GET /v1/usage. */
 export function v1Routes(deps: V1Deps): Router {

@@ -39,6 +39,8 @@ export interface CaptureOptions {
   clip?: ClipRect;
   /** Elements hidden (`visibility: hidden`) before the capture. */
   hideSelectors?: string[];
+  /** Elements painted over with a solid box before the capture (a monitor's `mask_selectors`). */
+  maskSelectors?: string[];
   /** CSS added to the page after load. */
   styles?: string;
   /** JavaScript run in the page after load, before the capture (awaited when it returns a promise). */

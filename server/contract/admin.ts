@@ -196,6 +196,9 @@ const settingsFields = {
   },
   egress_deny_lan: Type.Boolean({ description: 'Deny RFC 1918 and fc00::/7 targets too' }),
   public_base_url: Nullable(Type.String({ maxLength: 2048, description: 'Base of absolute addresses in responses; null: from the Host header' })),
+  monitor_min_minutes: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1440, description: 'Shortest interval a monitor may run at, minutes (1 when absent)' }),
+  ),
 };
 export const Settings = Type.Object(settingsFields, { additionalProperties: false });
 export type Settings = Static<typeof Settings>;
@@ -218,7 +221,7 @@ export const WebhookDelivery = Type.Object(
     job_id: Type.String(),
     account_id: Type.String(),
     url: Type.String(),
-    type: Type.Enum(['screenshot.completed', 'screenshot.failed']),
+    type: Type.Enum(['screenshot.completed', 'screenshot.failed', 'monitor.changed', 'monitor.failed']),
     status: Type.Enum(['pending', 'succeeded', 'failed']),
     attempts: Type.Array(deliveryAttempt),
     next_attempt_at: Nullable(IsoSeconds),

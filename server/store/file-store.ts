@@ -71,8 +71,10 @@ export interface FileStore {
   writeImage(fileName: string, data: Buffer): Promise<void>;
   /** The stored image, or null when there is none. */
   image(fileName: string): Promise<StoredObject | null>;
-  /** The whole image in memory, or null. */
+  /** The whole image in memory (a screenshot, or a monitor's diff picture), or null. */
   readImage(fileName: string): Promise<Buffer | null>;
+  /** Removes one image and its thumbnail (a monitor's diff picture, which belongs to no job). */
+  removeImage(fileName: string): Promise<void>;
   /** Makes and stores the thumbnail of an image. */
   writeThumbnail(fileName: string, image: Buffer): Promise<Buffer>;
   /** The thumbnail of image `fileName`, made from the image the first time; null without an image. */
@@ -170,6 +172,11 @@ export class DirectoryFileStore implements FileStore {
 
   writeImage(fileName: string, data: Buffer): Promise<void> {
     return writeAtomic(this.imagePath(fileName), data);
+  }
+
+  async removeImage(fileName: string): Promise<void> {
+    await fs.promises.rm(this.imagePath(fileName), { force: true });
+    await fs.promises.rm(this.thumbnailPath(fileName), { force: true });
   }
 
   writeSource(jobId: string, html: string): Promise<void> {

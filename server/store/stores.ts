@@ -3,6 +3,7 @@ import type { AccountRecord } from './records/account-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
 import type { EndStatus, JobRecord, JobStatus } from './records/job-record.js';
 import type { KeyRecord } from './records/key-record.js';
+import type { CheckRecord, MonitorRecord } from './records/monitor-record.js';
 
 /*
  * The stores the services work through. Each backend (NeDB in the data directory, PostgreSQL
@@ -217,6 +218,37 @@ export interface SharedValues {
   getOrSet(name: string, value: string): Promise<string>;
 }
 
+/** Monitors (scheduled captures) and their checks, newest check first. */
+export interface MonitorStore {
+  insert(monitor: MonitorRecord): Promise<void>;
+  get(id: string): Promise<MonitorRecord | null>;
+  /** An account's monitors, oldest first. */
+  list(accountId: string): Promise<MonitorRecord[]>;
+  /** Sets fields; the monitor as it is after, or null when there is none. */
+  update(id: string, change: Partial<Omit<MonitorRecord, '_id' | 'account_id'>>): Promise<MonitorRecord | null>;
+  /** Removes the monitor and its checks; returns the checks removed (their diff pictures go too). */
+  remove(id: string): Promise<CheckRecord[]>;
+  /** Up to `limit` monitors not paused whose next occurrence is due by `now`, earliest first. */
+  due(now: number, limit: number): Promise<MonitorRecord[]>;
+  /**
+   * Moves a monitor's next occurrence from `expected` to `next`, only if it is still `expected`:
+   * of the nodes (or restarts) claiming one occurrence, exactly one gets true.
+   */
+  claim(id: string, expected: number, next: number): Promise<boolean>;
+  insertCheck(check: CheckRecord): Promise<void>;
+  getCheck(id: string): Promise<CheckRecord | null>;
+  /** Sets a check's fields only while its status is `status`; the check after, or null when it was not. */
+  updateCheck(id: string, status: CheckRecord['status'], change: Partial<Omit<CheckRecord, '_id' | 'monitor_id'>>): Promise<CheckRecord | null>;
+  /** A monitor's checks, newest first (at, then id), after an optional cursor. */
+  checks(monitorId: string, filter: { before?: { at: number; id: string }; limit: number }): Promise<CheckRecord[]>;
+  /** The newest completed check of a monitor on this device older than `before` (at, then id). */
+  lastCompleted(monitorId: string, device: string, before: { at: number; id: string }): Promise<CheckRecord | null>;
+  /** Checks still `pending` (their job running, or their comparison left by a stop), oldest first. */
+  pendingChecks(limit: number): Promise<CheckRecord[]>;
+  /** Up to `limit` checks made before `cutoff` that still name a diff picture (the retention sweep), oldest first. */
+  diffsBefore(cutoff: number, limit: number): Promise<CheckRecord[]>;
+}
+
 /** Every store of one backend. */
 export interface Stores {
   /** `nedb` (files in the data directory) or `postgres`. */
@@ -229,6 +261,7 @@ export interface Stores {
   stats: StatsStore;
   settings: SettingsStore;
   deliveries: DeliveryStore;
+  monitors: MonitorStore;
   shared: SharedValues;
   /** Each part of the store (NeDB: its files in the data directory; PostgreSQL: the connection): `ok`, or why it cannot be used. */
   health(): Promise<Record<string, string>>;

@@ -137,6 +137,18 @@ export const optionCases: ConformanceCase[] = [
     },
   },
   {
+    name: 'maskSelectors paints an opaque grey box over matching elements, also below the first screen',
+    async run(engine, fixtureUrl) {
+      const result = await engine.capture(
+        withOptions(fixtureUrl, '/opt/colors.html', { maskSelectors: ['#red', '#green', '.absent'] }, { fullPage: true }),
+      );
+      const GREY: Rgb = [128, 128, 128];
+      assertColour(await pixel(result, 100, 50), GREY, 'where the red block is');
+      assertColour(await pixel(result, 250, 50), WHITE, 'beside the masked red block');
+      assertColour(await pixel(result, 450, 1600), GREY, 'where the green block is, below the first screen');
+    },
+  },
+  {
     name: 'styles adds CSS to the page',
     async run(engine, fixtureUrl) {
       const result = await engine.capture(withOptions(fixtureUrl, '/opt/colors.html', { styles: '#red { background: rgb(0, 0, 255) !important }' }));

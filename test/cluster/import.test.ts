@@ -56,13 +56,14 @@ describe('migrate and import', () => {
     const before = await waitForJob(old, key, created.job_id);
     expect(before.status).toBe('completed');
     expect((await old.admin('PUT', '/settings', { retention_days: 12 })).status).toBe(200);
+    const monitor = await (await old.v1('POST', '/monitors', key, { url: `${fixtures.url}/small.html`, schedule: { every_minutes: 600 }, name: 'kept' })).json();
     const token = old.srv.adminToken;
     await old.srv.close();
 
     const database = await postgres.createDatabase();
     const imported = await runCli(['import', '--from', old.dataDir, '--database', database]);
     expect(imported.stderr).toBe('');
-    expect(imported.stdout).toMatch(/imported 1 accounts, 1 keys, 1 jobs, 1 usage days, 0 webhook deliveries/);
+    expect(imported.stdout).toMatch(/imported 1 accounts, 1 keys, 1 jobs, 1 usage days, 0 webhook deliveries, 1 monitors, 0 monitor checks/);
     // Run twice, it adds nothing.
     expect((await runCli(['import', '--from', old.dataDir, '--database', database])).code).toBe(0);
 
@@ -80,6 +81,8 @@ describe('migrate and import', () => {
       expect(usage.calls_today).toBe(1);
       const settings = await (await fetch(`${node.url}/admin/api/settings`, { headers: { authorization: `Bearer ${token}` } })).json();
       expect(settings.retention_days).toBe(12);
+      const monitors = await (await fetch(`${node.url}/v1/monitors`, { headers: { 'x-api-key': key } })).json();
+      expect(monitors.monitors).toMatchObject([{ id: monitor.id, name: 'kept', next_run_at: monitor.next_run_at }]);
     } finally {
       node.child.kill('SIGTERM');
       await node.exited;

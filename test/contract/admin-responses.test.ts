@@ -154,6 +154,25 @@ describe('admin answers match the OpenAPI document', () => {
     }
   });
 
+  it('for monitors: create, list, change, run, checks, remove, and their refusals', async () => {
+    const { accountId } = await server.account();
+    const html = '<div style="width:200px;height:100px;background:#2060c0"></div>';
+    const created = await call('POST', '/monitors', { body: { account_id: accountId, html, schedule: { every_minutes: 30 }, name: 'panel' } });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ account_id: accountId, name: 'panel' });
+    const id = created.json.id;
+    expect((await call('POST', '/monitors', { body: { account_id: 'nobody', html, schedule: { every_minutes: 30 } } })).status).toBe(404);
+    expect((await call('POST', '/monitors', { body: { account_id: accountId, html, schedule: { every_minutes: 0 } } })).status).toBe(400);
+    expect((await call('GET', '/monitors')).json.monitors.map((m: { id: string }) => m.id)).toContain(id);
+    expect((await call('PATCH', `/monitors/${id}`, { body: { paused: true } })).json).toMatchObject({ paused: true, next_run_at: null });
+    const run = await call('POST', `/monitors/${id}/run`);
+    expect(run.status).toBe(201);
+    const checks = await call('GET', `/monitors/${id}/checks`);
+    expect(checks.json.checks[0].job_id).toBe(run.json.job_id);
+    expect((await call('DELETE', `/monitors/${id}`)).status).toBe(204);
+    expect((await call('GET', `/monitors/${id}/checks`)).status).toBe(404);
+  });
+
   it('for settings', async () => {
     const current = await call('GET', '/settings');
     expect(current.status).toBe(200);

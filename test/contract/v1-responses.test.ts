@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { fileRoutes } from '../../server/api/file-routes.js';
 import { mcpRoutes } from '../../server/api/mcp-routes.js';
+import { monitorRoutes } from '../../server/api/monitor-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
 import { renderRoutes } from '../../server/api/render-routes.js';
 import { v1Routes } from '../../server/api/v1-routes.js';
@@ -83,7 +84,7 @@ describe('the served v1 document', () => {
 
   it('describes every route the v1 routers register, and nothing they do not', () => {
     const deps = { ...server.srv.services, trustProxy: [] };
-    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), renderRoutes(deps), mcpRoutes(deps)]
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
@@ -118,6 +119,43 @@ describe('v1 answers match the OpenAPI document', () => {
     const thumbnail = await call('GET', `${imagePath}/thumbnail`);
     expect(thumbnail.status).toBe(200);
     expect(thumbnail.headers.get('content-type')).toBe('image/webp');
+  });
+
+  it('for monitors: create, list, read, change, run, checks, pin, the diff, delete, and their refusals', async () => {
+    const box = (colour: string) => `<div style="width:300px;height:200px;background:${colour}"></div>`;
+    const created = await call('POST', '/monitors', { key, body: { html: box('#2060c0'), schedule: { every_minutes: 60 }, name: 'doc' } });
+    expect(created.status).toBe(201);
+    const id = created.json.id;
+    expect((await call('POST', '/monitors', { key, body: { html: box('red'), schedule: { every_minutes: 0 } } })).status).toBe(400);
+    expect((await call('GET', '/monitors', { key })).json.monitors.map((m: { id: string }) => m.id)).toContain(id);
+    expect((await call('GET', `/monitors/${id}`, { key })).status).toBe(200);
+    expect((await call('GET', '/monitors/mon_000000000000000000000000', { key })).status).toBe(404);
+    const settled = async (jobId: string) => {
+      await waitForJob(server, key, jobId);
+      let found: any;
+      await until(async () => {
+        const page = await call('GET', `/monitors/${id}/checks?limit=10`, { key });
+        found = page.json.checks.find((c: { job_id: string }) => c.job_id === jobId);
+        return found?.status !== 'pending';
+      });
+      return found;
+    };
+    const first = await call('POST', `/monitors/${id}/run`, { key });
+    expect(first.status).toBe(201);
+    await settled(first.json.job_id);
+    expect((await call('PATCH', `/monitors/${id}`, { key, body: { html: box('#e0a020'), threshold: 0.01 } })).status).toBe(200);
+    expect((await call('PATCH', `/monitors/${id}`, { key, body: { threshold: 5 } })).status).toBe(400);
+    const second = await call('POST', `/monitors/${id}/run`, { key });
+    const check = await settled(second.json.job_id);
+    expect(check.changed).toBe(true);
+    expect((await call('GET', `/monitors/${id}/checks?limit=0`, { key })).status).toBe(400);
+    const diff = await call('GET', new URL(check.diff_url).pathname.replace(/^\/v1/, ''));
+    expect(diff.status).toBe(200);
+    expect((await call('GET', '/files/AAAAAAAAAAAAAAAAAAAAAAAA.png/diff')).status).toBe(404);
+    const pinned = await call('POST', `/monitors/${id}/checks/${first.json.job_id}/pin`, { key });
+    expect(pinned.json).toMatchObject({ baseline: 'pinned', pinned_job_id: first.json.job_id });
+    expect((await call('DELETE', `/monitors/${id}`, { key })).status).toBe(204);
+    expect((await call('POST', `/monitors/${id}/run`, { key })).status).toBe(404);
   });
 
   it('for several devices and another format', async () => {

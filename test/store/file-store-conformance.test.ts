@@ -147,6 +147,20 @@ describe.each(stores)('the files store in %s', (_, open) => {
     expect(await files.readSource('kept')).toBe('<p>x</p>');
   });
 
+  it('removes one image and its thumbnail alone (a monitor\'s diff picture), and reads an image whole', async () => {
+    const image = await png();
+    for (const name of ['diff-gone.png', 'diff-kept.png']) {
+      await files.writeImage(name, image);
+      await files.writeThumbnail(name, image);
+    }
+    expect(await files.readImage('diff-gone.png')).toEqual(image);
+    await files.removeImage('diff-gone.png');
+    await files.removeImage('never-stored.png');
+    expect(await files.readImage('diff-gone.png')).toBeNull();
+    expect(await files.readThumbnail('diff-gone.png')).toBeNull();
+    expect(await files.readImage('diff-kept.png')).toEqual(image);
+  });
+
   it('removes the files of many jobs at once (object storage: more keys than one request takes)', async () => {
     // 200 jobs of 6 keys each: two DeleteObjects requests.
     const jobs = Array.from({ length: 200 }, (_, i) => ({ image: `many${i}.png`, jobId: `many${i}` }));

@@ -13,6 +13,7 @@ import {
 import { ScreenshotRequest } from '../../contract/v1.js';
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
+import { ADMIN_MONITOR_SCHEMAS, adminMonitorPaths } from './admin-monitors.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -66,6 +67,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
     servers: [{ url: `${baseUrl}/admin/api` }],
     security: [{ AdminToken: [] }, { AdminSession: [] }],
     paths: {
+      ...adminMonitorPaths({ json, ref, errors: ERRORS, errors404: ERRORS_404 }),
       '/session': {
         post: {
           operationId: 'openSession',
@@ -267,7 +269,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(schema('Error')) },
       },
       schemas: {
-        ...componentSchemas(ADMIN_SCHEMAS),
+        ...componentSchemas({ ...ADMIN_SCHEMAS, ...ADMIN_MONITOR_SCHEMAS }),
         AdminJob: jobOneOf('AdminJob'),
       },
     },

@@ -1,8 +1,10 @@
 import { Type } from 'typebox';
 
+import { MONITOR_SCHEMAS } from '../../contract/monitors.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
+import { MonitorEvent, monitorPaths, monitorWebhooks, type V1DocumentParts } from './v1-monitors.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -24,6 +26,9 @@ const AUTH_ERRORS = {
   '429': ref('responses', 'RateLimited'),
   '500': ref('responses', 'InternalError'),
 };
+
+/** What the monitors' part of the document takes from this one. */
+const parts: V1DocumentParts = { json, ref, rateHeaders: RATE_HEADERS, authErrors: AUTH_ERRORS, keyedError };
 
 /**
  * GET /v1/render's parameters: every field of POST /v1/screenshot but the secret ones as query
@@ -100,9 +105,11 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
       { name: 'screenshots', description: 'Screenshot jobs and their images' },
       { name: 'usage', description: 'Calls counted against the limits' },
       { name: 'mcp', description: 'The Model Context Protocol endpoint for AI agents' },
+      { name: 'monitors', description: 'Scheduled captures compared with a baseline, with a diff picture and a webhook on change' },
       { name: 'meta', description: 'This document' },
     ],
     paths: {
+      ...monitorPaths(parts),
       '/screenshot': {
         post: {
           operationId: 'createScreenshot',
@@ -318,6 +325,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
       },
     },
     webhooks: {
+      ...monitorWebhooks(parts),
       screenshotEnded: {
         post: {
           operationId: 'screenshotEnded',
@@ -365,7 +373,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(ref('schemas', 'Error')) },
       },
       schemas: {
-        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent }),
+        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent }),
         ScreenshotJob: jobOneOf('Job'),
       },
     },

@@ -64,6 +64,8 @@ export interface StyleRequest {
   css: string;
   /** Selectors whose elements get `visibility: hidden`. */
   hide: string[];
+  /** Selectors whose elements are painted over by an opaque box (a monitor's masks). */
+  mask: string[];
   /** Animations jump to their end, running transitions too, and new ones are off (`reduced_motion`). */
   freezeMotion: boolean;
 }
@@ -73,8 +75,8 @@ export interface StyleRequest {
  * rules of the same weight): the hiding rules, the frozen motion, then the request's CSS.
  * Returns the first hide selector the page cannot parse, or null.
  */
-export function injectStyles({ css, hide, freezeMotion }: StyleRequest): string | null {
-  for (const selector of hide) {
+export function injectStyles({ css, hide, mask, freezeMotion }: StyleRequest): string | null {
+  for (const selector of [...hide, ...mask]) {
     try {
       document.querySelector(selector);
     } catch {
@@ -94,6 +96,22 @@ export function injectStyles({ css, hide, freezeMotion }: StyleRequest): string 
   style.setAttribute('data-screenshot-appliance', '');
   style.textContent = rules.join('\n');
   (document.head ?? document.documentElement).appendChild(style);
+  // Masks: an opaque box over each matching element's border box, in document coordinates, above
+  // everything, so what the element shows (a clock, an ad) is the same in every picture.
+  const scrollX = window.scrollX;
+  const scrollY = window.scrollY;
+  for (const selector of mask) {
+    for (const element of Array.from(document.querySelectorAll(selector))) {
+      const box = element.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const cover = document.createElement('div');
+      cover.setAttribute('data-screenshot-appliance-mask', '');
+      cover.style.cssText =
+        `position:absolute;left:${box.left + scrollX}px;top:${box.top + scrollY}px;width:${box.width}px;height:${box.height}px;` +
+        'background:#808080;z-index:2147483647;pointer-events:none;margin:0;padding:0;border:0;';
+      document.documentElement.appendChild(cover);
+    }
+  }
   // One forced layout so measurements taken next see the new rules.
   void document.documentElement.getBoundingClientRect();
   // A transition already running (a fade-in started at load) keeps its duration when the rule

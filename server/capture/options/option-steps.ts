@@ -110,8 +110,8 @@ function sameOrigin(url: string, origin: string): boolean {
 
 /**
  * The steps between load and the picture, in this order: wait for `waitForSelector`, click
- * `clickSelector`, run `scripts`, add `styles`, the frozen animations of `reducedMotion` and the
- * hiding of `hideSelectors`, then wait `delayMs`. Bounded by `deadline` (a Date.now() time)
+ * `clickSelector`, run `scripts`, add `styles`, the frozen animations of `reducedMotion`, the
+ * hiding of `hideSelectors` and the masks of `maskSelectors`, then wait `delayMs`. Bounded by `deadline` (a Date.now() time)
  * for the waits of their own.
  */
 export async function beforeCapture(driver: PageDriver, options: CaptureOptions, deadline: number): Promise<void> {
@@ -124,10 +124,15 @@ export async function beforeCapture(driver: PageDriver, options: CaptureOptions,
   }
   if (options.clickSelector) await click(driver, options.clickSelector);
   if (options.scripts) await runScript(driver, options.scripts);
-  const style: StyleRequest = { css: options.styles ?? '', hide: options.hideSelectors ?? [], freezeMotion: options.reducedMotion === true };
-  if (style.css || style.hide.length || style.freezeMotion) {
+  const style: StyleRequest = {
+    css: options.styles ?? '',
+    hide: options.hideSelectors ?? [],
+    mask: options.maskSelectors ?? [],
+    freezeMotion: options.reducedMotion === true,
+  };
+  if (style.css || style.hide.length || style.mask.length || style.freezeMotion) {
     const bad = await evaluate(driver, injectStyles, style);
-    if (bad !== null) throw invalidSelector('hide_selectors', bad);
+    if (bad !== null) throw invalidSelector(style.hide.includes(bad) ? 'hide_selectors' : 'mask_selectors', bad);
   }
   if (options.delayMs) await sleep(Math.min(options.delayMs, Math.max(0, deadline - Date.now())));
 }

@@ -149,6 +149,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX jobs_webhook_due ON jobs (completed_at) WHERE doc->>'webhook_due' = 'true';
     `,
   },
+  {
+    version: 6,
+    name: 'monitors',
+    sql: `
+      CREATE TABLE monitors (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        account_id text GENERATED ALWAYS AS (doc->>'account_id') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED,
+        next_run_at bigint GENERATED ALWAYS AS ((doc->>'next_run_at')::bigint) STORED,
+        paused boolean GENERATED ALWAYS AS ((doc->>'paused')::boolean) STORED
+      );
+      CREATE INDEX monitors_by_account ON monitors (account_id, created_at, id);
+      -- The scheduler's look for due occurrences.
+      CREATE INDEX monitors_due ON monitors (next_run_at) WHERE NOT paused;
+      CREATE TABLE monitor_checks (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        monitor_id text COLLATE "C" GENERATED ALWAYS AS (doc->>'monitor_id') STORED,
+        at bigint GENERATED ALWAYS AS ((doc->>'at')::bigint) STORED,
+        status text GENERATED ALWAYS AS (doc->>'status') STORED
+      );
+      CREATE INDEX monitor_checks_timeline ON monitor_checks (monitor_id, at DESC, id DESC);
+      CREATE INDEX monitor_checks_pending ON monitor_checks (at) WHERE status = 'pending';
+    `,
+  },
 ];
 
 /**

@@ -21,12 +21,12 @@ export class ImportError extends Error {
 }
 
 /** How many records of each kind an import copied. */
-export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 'webhook deliveries', number>;
+export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 'webhook deliveries' | 'monitors' | 'monitor checks', number>;
 
 /**
  * Copies a NeDB data directory into the PostgreSQL database at `url`, keeping every id, so
  * image addresses, job ids, key ids and webhook ids stay valid: accounts, keys, jobs, usage per
- * day, the hourly figures, the saved settings, webhook deliveries, the admin token and the key
+ * day, the hourly figures, the saved settings, webhook deliveries, monitors and their checks, the admin token and the key
  * sealing job secrets (jobs and render-link secrets sealed under it stay readable). Records the
  * database already holds (an import run twice) are left as they are. The directory's server must
  * be stopped (its lock is taken); its files are read from a copy, so the directory is not changed.
@@ -53,6 +53,8 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     const deliveries = await stores.deliveries.list({ limit: Number.MAX_SAFE_INTEGER });
     const hours = await stores.stats.hoursSince(0);
     const settings = await stores.settings.load();
+    const monitors = (await Promise.all(accounts.map((a) => stores.monitors.list(a._id)))).flat();
+    const checks = (await Promise.all(monitors.map((m) => stores.monitors.checks(m._id, { limit: Number.MAX_SAFE_INTEGER })))).flat();
 
     const copyDocs = async (table: string, docs: ReadonlyArray<{ _id: string }>, what: string) => {
       for (let i = 0; i < docs.length; i += BATCH) {
@@ -74,6 +76,8 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     }
     await new PgJobSecretStore(pool).put(secrets);
     await copyDocs('webhook_deliveries', deliveries, 'webhook deliveries');
+    await copyDocs('monitors', monitors, 'monitors');
+    await copyDocs('monitor_checks', checks, 'monitor checks');
     await inTransaction(pool, async (client) => {
       for (const day of usage) {
         await client.query(
@@ -101,7 +105,7 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
         if (!rowCount) progress(`the cluster already has a key sealing job secrets: secrets sealed in ${from} (job headers, cookies, render-link secrets) cannot be read there`);
       }
     });
-    return { accounts: accounts.length, keys: keys.length, jobs: jobs.length, 'usage days': usage.length, 'webhook deliveries': deliveries.length };
+    return { accounts: accounts.length, keys: keys.length, jobs: jobs.length, 'usage days': usage.length, 'webhook deliveries': deliveries.length, monitors: monitors.length, 'monitor checks': checks.length };
   } finally {
     await pool.end();
     await fs.rm(copy, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { PgDeliveryStore } from './pg-delivery-store.js';
 import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
+import { PgMonitorStore } from './pg-monitor-store.js';
 import { createPool, failureText, type PgPoolOptions } from './pg-pool.js';
 import { PgSettingsStore } from './pg-settings-store.js';
 import { PgSharedValues } from './pg-shared-values.js';
@@ -54,6 +55,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     stats: new PgStatsStore(pool),
     settings: new PgSettingsStore(pool),
     deliveries: new PgDeliveryStore(pool),
+    monitors: new PgMonitorStore(pool),
     shared: new PgSharedValues(pool),
     health: async () => ({ postgres: await reachable(pool) }),
     // Autovacuum reclaims what deletes leave; there is nothing to fold by hand.

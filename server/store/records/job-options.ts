@@ -43,6 +43,7 @@ export function optionsView(options: JobOptions | undefined, names: SecretNames 
     clip: o.clip,
     scale: o.scale,
     hide_selectors: o.hideSelectors,
+    mask_selectors: o.maskSelectors,
     styles: o.styles,
     scripts: o.scripts,
     click_selector: o.clickSelector,

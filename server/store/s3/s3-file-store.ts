@@ -154,6 +154,10 @@ export class S3FileStore implements FileStore {
     return (await this.get(this.outputKey(jobId, output)))?.toString('utf8') ?? null;
   }
 
+  removeImage(fileName: string): Promise<void> {
+    return this.deleteKeys([this.imageKey(fileName), this.thumbnailKey(fileName)]);
+  }
+
   remove(fileName: string | undefined, jobId: string): Promise<void> {
     return this.removeMany([{ image: fileName, jobId }]);
   }

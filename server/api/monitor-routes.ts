@@ -1,0 +1,106 @@
+import type Router from '@koa/router';
+
+import { clientAddress } from '../auth/client-address.js';
+import { MonitorChecksQuery } from '../contract/monitors.js';
+import { FILE_NAME_PATTERN } from '../contract/v1.js';
+import { validateQuery } from '../contract/validate.js';
+import { RateLimitedError } from '../domain-errors.js';
+import { statusUrl } from '../jobs/job-resource.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
+import { diffFileOf } from '../monitors/monitor-checks.js';
+import type { MonitorService } from '../monitors/monitor-service.js';
+import { baseUrlOf } from './base-url.js';
+import { badRequest, notFound } from './error-responses.js';
+import { jsonBody } from './json-body.js';
+import { checkView, monitorView } from './monitor-views.js';
+import { exactRouter } from './routing.js';
+import { v1Auth, type V1State } from './v1-auth.js';
+import type { V1Deps } from './v1-jobs.js';
+
+export interface MonitorRouteDeps extends V1Deps {
+  monitors: MonitorService;
+  /** Image requests per second per client address (the diff pictures count with the screenshots). */
+  fileRateLimiter: RateLimiter;
+  trustProxy: readonly string[];
+}
+
+const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
+
+/**
+ * /v1/monitors: scheduled captures compared with a baseline, behind the same chain as POST
+ * /v1/screenshot (key, IP whitelist, e-mail, plan, requests per second; a check's jobs count
+ * against the limits when they are made). Another account's monitor is 404. And
+ * GET /v1/files/{name}/diff, a check's diff picture under its screenshot's capability name.
+ */
+export function monitorRoutes(deps: MonitorRouteDeps): Router {
+  const router = exactRouter('/v1');
+  const auth = v1Auth(deps);
+  const json = async (ctx: { is(type: string): string | false | null }, next: () => Promise<unknown>) => {
+    if (!ctx.is('application/json')) throw badRequest('Content-Type must be application/json');
+    await next();
+  };
+  const owner = (state: unknown) => (state as { v1: V1State }).v1;
+  const bodyOf = (ctx: { request: unknown }) => (ctx.request as { body: unknown }).body;
+  const viewOf = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(monitor, await deps.monitors.lastCheck(monitor._id));
+
+  router.post('/monitors', auth, json, jsonBody, async (ctx) => {
+    const { account, key } = owner(ctx.state);
+    const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, bodyOf(ctx), baseUrlOf(ctx, deps.settings));
+    ctx.status = 201;
+    ctx.body = monitorView(monitor, null);
+  });
+
+  router.get('/monitors', auth, async (ctx) => {
+    const monitors = await deps.monitors.list(owner(ctx.state).account._id);
+    ctx.body = { monitors: await Promise.all(monitors.map(viewOf)) };
+  });
+
+  router.get('/monitors/:id', auth, async (ctx) => {
+    ctx.body = await viewOf(await deps.monitors.get(owner(ctx.state).account._id, ctx.params.id));
+  });
+
+  router.patch('/monitors/:id', auth, json, jsonBody, async (ctx) => {
+    ctx.body = await viewOf(await deps.monitors.update(owner(ctx.state).account._id, ctx.params.id, bodyOf(ctx)));
+  });
+
+  router.delete('/monitors/:id', auth, async (ctx) => {
+    await deps.monitors.remove(owner(ctx.state).account._id, ctx.params.id, (check) => deps.files.removeImage(check.diff_file!));
+    ctx.status = 204;
+  });
+
+  router.post('/monitors/:id/run', auth, async (ctx) => {
+    const { account, key } = owner(ctx.state);
+    const [job] = await deps.monitors.run(account._id, ctx.params.id, key._id);
+    ctx.status = 201;
+    ctx.body = { job_id: job._id, status: 'pending', status_url: statusUrl(baseUrlOf(ctx, deps.settings), job._id) };
+  });
+
+  router.get('/monitors/:id/checks', auth, async (ctx) => {
+    const query = validateQuery(MonitorChecksQuery, ctx.query) as { limit: number; before?: string };
+    const checks = await deps.monitors.checks(owner(ctx.state).account._id, ctx.params.id, query);
+    const base = baseUrlOf(ctx, deps.settings);
+    ctx.body = { checks: checks.map((check) => checkView(check, base)), next_before: checks.length === query.limit ? checks[checks.length - 1]._id : null };
+  });
+
+  router.post('/monitors/:id/checks/:job_id/pin', auth, async (ctx) => {
+    ctx.body = await viewOf(await deps.monitors.pin(owner(ctx.state).account._id, ctx.params.id, ctx.params.job_id));
+  });
+
+  // No key: the screenshot's 144-bit name is the capability, as for the screenshot itself.
+  router.get('/files/:name/diff', async (ctx) => {
+    const client = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy);
+    const wait = deps.fileRateLimiter.take(client);
+    if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
+    const name = String(ctx.params.name);
+    if (!FILE_NAME.test(name)) throw notFound('No such diff picture');
+    const job = await deps.jobs.findByImage(name);
+    const diff = job && !job.expired ? await deps.files.readImage(diffFileOf(name)) : null;
+    if (!diff) throw notFound('No such diff picture; a check whose picture did not differ has none, and they are removed with the screenshot');
+    ctx.set('Cache-Control', 'private, max-age=3600, immutable');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.type = 'image/png';
+    ctx.body = diff;
+  });
+
+  return router;
+}

@@ -1,0 +1,43 @@
+import type { Monitor, MonitorCheck } from '../contract/monitors.js';
+import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
+import { diffUrl } from '../monitors/monitor-checks.js';
+import type { CheckRecord, MonitorRecord } from '../store/records/monitor-record.js';
+import { formatIsoSeconds } from '../time.js';
+
+/** A monitor as GET /v1/monitors/{id} shows it: its capture without the secret fields' values. */
+export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): Monitor {
+  return {
+    id: monitor._id,
+    account_id: monitor.account_id,
+    name: monitor.name,
+    url: typeof monitor.request.url === 'string' ? monitor.request.url : 'about:html',
+    capture: monitor.request,
+    secret_fields: monitor.secret_fields,
+    schedule: monitor.schedule,
+    threshold: monitor.threshold,
+    mask_selectors: monitor.mask_selectors,
+    callback_url: monitor.callback_url,
+    paused: monitor.paused,
+    baseline: monitor.baseline,
+    pinned_job_id: monitor.pinned_job_id,
+    next_run_at: monitor.next_run_at === null ? null : formatIsoSeconds(monitor.next_run_at),
+    last_check: last && { job_id: last.job_id, at: formatIsoSeconds(last.at), status: last.status, changed: last.changed },
+    created_at: formatIsoSeconds(monitor.created_at),
+  };
+}
+
+/** A check as GET /v1/monitors/{id}/checks lists it; its URLs under `baseUrl`. */
+export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
+  return {
+    job_id: check.job_id,
+    at: formatIsoSeconds(check.at),
+    status: check.status,
+    changed: check.changed,
+    difference: check.difference,
+    baseline_job_id: check.baseline_job_id,
+    screenshot_url: check.image_file ? screenshotUrl(baseUrl, check.image_file) : null,
+    diff_url: check.diff_file && check.image_file ? diffUrl(baseUrl, check.image_file) : null,
+    status_url: check.job_id ? statusUrl(baseUrl, check.job_id) : null,
+    error: check.error,
+  };
+}

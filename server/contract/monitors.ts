@@ -1,0 +1,169 @@
+import { type Static, Type } from 'typebox';
+
+import { IsoSeconds, JobId, Nullable } from './common.js';
+import { MAX_CALLBACK_URL_LENGTH, ScreenshotRequest } from './v1.js';
+
+// The shapes of /v1/monitors: a monitor is a POST /v1/screenshot request (every capture field as
+// that endpoint takes them) run on a schedule, each run compared with the one before.
+
+/** The fields of a monitor that are not capture fields. */
+export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url'] as const;
+
+/** The capture fields of a screenshot request a monitor does not take: its checks are always fresh, and it sends its own webhooks. */
+const NOT_FOR_MONITORS = ['cache_ttl', 'callback_url'] as const;
+
+const captureFields = Object.fromEntries(
+  Object.entries(ScreenshotRequest.properties).filter(([name]) => !(NOT_FOR_MONITORS as readonly string[]).includes(name)),
+) as Omit<typeof ScreenshotRequest.properties, (typeof NOT_FOR_MONITORS)[number]>;
+
+/** The names of the capture fields a monitor takes. */
+export const MONITOR_CAPTURE_FIELDS = Object.keys(captureFields);
+
+export const MonitorSchedule = Type.Union(
+  [
+    Type.Object(
+      {
+        cron: Type.String({ minLength: 9, maxLength: 256, description: 'A cron expression of 5 fields (minute hour day-of-month month day-of-week)' }),
+        timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone the expression is read in; UTC when absent' })),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { every_minutes: Type.Integer({ minimum: 1, maximum: 525_600, description: 'Minutes between checks (at least the admin floor, 1 by default)' }) },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: '`{cron, timezone?}` or `{every_minutes}`' },
+);
+export type MonitorSchedule = Static<typeof MonitorSchedule>;
+
+const monitorFields = {
+  name: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'A name to tell monitors apart' }))),
+  schedule: MonitorSchedule,
+  threshold: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 1, default: 0.001, description: 'Fraction of pixels that must differ for a check to count as changed' }),
+  ),
+  mask_selectors: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
+      maxItems: 100,
+      default: [],
+      description: 'Elements painted over in every picture before it is taken (clocks, ads, carousels), so they never count as a change',
+    }),
+  ),
+  callback_url: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Receives monitor.changed and monitor.failed, signed like every webhook' })),
+  ),
+  paused: Type.Optional(Type.Boolean({ default: false, description: 'A paused monitor runs no scheduled checks (a run asked for still runs)' })),
+  baseline: Type.Optional(
+    Type.Enum(['previous', 'pinned'], { default: 'previous', description: 'Compare with the previous completed check, or with the pinned one' }),
+  ),
+};
+
+export const MonitorRequest = Type.Object(
+  { ...captureFields, ...monitorFields },
+  { additionalProperties: false, description: 'A screenshot request (url or html and every capture field) with a schedule. Any field not listed is refused with 400 naming it.' },
+);
+export type MonitorRequest = Static<typeof MonitorRequest>;
+
+export const MonitorUpdate = Type.Partial(MonitorRequest, {
+  additionalProperties: false,
+  description: 'Any fields of a monitor; capture fields given replace the monitor\'s (url and html replace each other), the rest are kept',
+});
+
+const LastCheck = Type.Object(
+  {
+    job_id: Nullable(JobId),
+    at: IsoSeconds,
+    status: Type.Enum(['pending', 'completed', 'failed', 'skipped']),
+    changed: Nullable(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const Monitor = Type.Object(
+  {
+    id: Type.String({ pattern: '^mon_[0-9a-f]{24}$' }),
+    account_id: Type.String(),
+    name: Nullable(Type.String()),
+    url: Type.String({ description: 'The page (about:html for an html document)' }),
+    capture: Type.Record(Type.String(), Type.Unknown(), { description: 'The capture fields, secret ones (headers, cookies, http_auth, html) left out' }),
+    secret_fields: Type.Array(Type.String(), { description: 'The secret capture fields the monitor has, kept sealed' }),
+    schedule: MonitorSchedule,
+    threshold: Type.Number(),
+    mask_selectors: Type.Array(Type.String()),
+    callback_url: Nullable(Type.String()),
+    paused: Type.Boolean(),
+    baseline: Type.Enum(['previous', 'pinned']),
+    pinned_job_id: Nullable(JobId),
+    next_run_at: Nullable(IsoSeconds),
+    last_check: Nullable(LastCheck),
+    created_at: IsoSeconds,
+  },
+  { additionalProperties: false },
+);
+export type Monitor = Static<typeof Monitor>;
+
+export const MonitorList = Type.Object({ monitors: Type.Array(Monitor) }, { additionalProperties: false });
+
+export const MonitorCheck = Type.Object(
+  {
+    job_id: Nullable(JobId),
+    at: IsoSeconds,
+    status: Type.Enum(['pending', 'completed', 'failed', 'skipped'], { description: 'skipped: no job was made (error says why, e.g. the daily limit)' }),
+    changed: Nullable(Type.Boolean({ description: 'difference > threshold; null when nothing was compared (the first check, a failure)' })),
+    difference: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'Differing pixels / all pixels; 1 when the size changed' })),
+    baseline_job_id: Nullable(JobId),
+    screenshot_url: Nullable(Type.String({ format: 'uri' })),
+    diff_url: Nullable(Type.String({ format: 'uri', description: 'The changed pixels in red over a faded copy of the new picture; null when none differ' })),
+    status_url: Nullable(Type.String({ format: 'uri' })),
+    error: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type MonitorCheck = Static<typeof MonitorCheck>;
+
+export const MonitorCheckList = Type.Object(
+  { checks: Type.Array(MonitorCheck), next_before: Nullable(Type.String({ description: 'Pass as before for the next page; null on the last' })) },
+  { additionalProperties: false },
+);
+
+export const MonitorChecksQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    before: Type.Optional(Type.String({ maxLength: 64, description: 'A check’s job_id (or next_before): only older checks' })),
+  },
+  { additionalProperties: false },
+);
+
+export const MonitorRun = Type.Object(
+  {
+    job_id: JobId,
+    status: Type.Enum(['pending']),
+    status_url: Type.String({ format: 'uri' }),
+  },
+  { additionalProperties: false },
+);
+
+/** What a callback_url of a monitor receives in `data`. */
+export const MonitorEventData = Type.Object(
+  {
+    monitor_id: Type.String(),
+    name: Nullable(Type.String()),
+    url: Type.String(),
+    job_id: JobId,
+    at: IsoSeconds,
+    difference: Nullable(Type.Number()),
+    threshold: Type.Number(),
+    screenshot_url: Nullable(Type.String({ format: 'uri' })),
+    baseline_screenshot_url: Nullable(Type.String({ format: 'uri' })),
+    diff_url: Nullable(Type.String({ format: 'uri' })),
+    error: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type MonitorEventData = Static<typeof MonitorEventData>;
+
+/** POST /admin/api/monitors: a monitor of this account, its checks made as jobs of the account's oldest active key. */
+export const AdminMonitorCreate = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true });
+
+export const MONITOR_SCHEMAS = { Monitor, MonitorList, MonitorCheck, MonitorCheckList, MonitorRun, MonitorEventData };

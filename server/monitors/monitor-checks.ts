@@ -1,0 +1,245 @@
+import crypto from 'node:crypto';
+
+import { ValidationError } from '../domain-errors.js';
+import type { CreateParams } from '../jobs/create-params.js';
+import { screenshotUrl } from '../jobs/job-resource.js';
+import type { JobService } from '../jobs/job-service.js';
+import type { Logger } from '../logger.js';
+import { SerialByKey } from '../serial-by-key.js';
+import type { FileStore } from '../store/file-store.js';
+import type { AccountRecord } from '../store/records/account-record.js';
+import { hasEnded, type JobRecord } from '../store/records/job-record.js';
+import type { CheckRecord, MonitorRecord } from '../store/records/monitor-record.js';
+import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
+import { type Clock, formatIsoSeconds } from '../time.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
+import { comparePictures } from './picture-diff.js';
+
+/** Charges an account for `count` new jobs around their creation (QuotaService.chargeFor). */
+export type ChargeAccount = (account: AccountRecord, count: number, create: () => Promise<JobRecord[]>) => Promise<JobRecord[]>;
+
+export interface MonitorChecksDeps {
+  store: MonitorStore;
+  accounts: AccountStore;
+  keys: KeyStore;
+  jobs: JobService;
+  files: FileStore;
+  webhooks: WebhookService;
+  charge: ChargeAccount;
+  /** The monitor's capture as the jobs take it (its stored request with its secrets opened). */
+  paramsOf: (monitor: MonitorRecord) => CreateParams;
+  clock: Clock;
+  log: Logger;
+}
+
+/** Pending checks looked at per recovery pass. */
+const RECOVER_BATCH = 200;
+
+/** The diff picture of a check: next to the job's picture, under the same capability name. */
+export const diffFileOf = (imageFile: string) => `${imageFile.replace(/\.[a-z]+$/, '')}.diff.png`;
+export const diffUrl = (baseUrl: string, imageFile: string) => `${screenshotUrl(baseUrl, imageFile)}/diff`;
+
+/** Why a check cannot be made whoever asks: its account or its key is gone (a ValidationError to a caller asking for a run). */
+class SkipReason extends ValidationError {}
+
+/**
+ * The checks of monitors: each an ordinary job made through the JobService (counted as a call,
+ * with its status URL, expiring with retention), and once it ends, its comparison with the
+ * baseline, its diff picture and its webhooks. A check is stored `pending` when its job is made
+ * and settled once (a conditional update from `pending`), so an end seen twice (the end's
+ * announcement and a start's recovery) is compared once.
+ */
+export class MonitorChecks {
+  /** One monitor's comparisons take turns, in the order their jobs end. */
+  private readonly turns = new SerialByKey();
+
+  constructor(private readonly deps: MonitorChecksDeps) {}
+
+  /**
+   * Makes the jobs of one check (one per device). A scheduled check (`occurrence`) that is
+   * refused (a limit, a full queue, its key revoked) is recorded `skipped` with the reason and
+   * returns []; a check asked for (POST …/run) throws the refusal to its caller. A check asked
+   * for with a key (`keyId`, the caller's) is a job of that key, a scheduled one of the monitor's.
+   * The monitor of an account that is gone is paused.
+   */
+  async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id): Promise<JobRecord[]> {
+    let jobs: JobRecord[];
+    try {
+      const account = await this.deps.accounts.get(monitor.account_id);
+      if (!account) {
+        await this.deps.store.update(monitor._id, { paused: true, next_run_at: null });
+        throw new SkipReason('the account of this monitor is gone; the monitor is paused', 'id');
+      }
+      const key = await this.deps.keys.get(keyId);
+      if (!key || key.revoked) throw new SkipReason('the API key that created this monitor is revoked; create the monitor again with another key', 'id');
+      const params = { ...this.deps.paramsOf(monitor), callback_url: null, cache_ttl: 0 };
+      params.options = { ...params.options, ...(monitor.mask_selectors.length ? { maskSelectors: monitor.mask_selectors } : {}) };
+      const requested = await this.deps.jobs.request(account._id, key._id, params, monitor.base_url, (count, create) => this.deps.charge(account, count, create));
+      jobs = requested.map((r) => r.job);
+    } catch (err) {
+      if (occurrence === null) throw err;
+      const reason = (err as Error).message;
+      await this.deps.store.insertCheck(skipped(monitor, this.deps.clock.now(), occurrence, reason));
+      this.deps.log.info({ monitor_id: monitor._id }, `a scheduled check was skipped: ${reason}`);
+      return [];
+    }
+    for (const job of jobs) {
+      await this.deps.store.insertCheck({
+        _id: job._id,
+        monitor_id: monitor._id,
+        account_id: monitor.account_id,
+        job_id: job._id,
+        device: job.device,
+        at: job.created_at,
+        status: 'pending',
+        changed: null,
+        difference: null,
+        baseline_job_id: null,
+        image_file: null,
+        diff_file: null,
+        error: null,
+        occurrence,
+      });
+      // The job may have ended before its check was stored: its end found no check then.
+      const now = await this.deps.jobs.find(job._id);
+      if (now && hasEnded(now.status)) this.jobEnded(now);
+    }
+    return jobs;
+  }
+
+  /** Called once a job's end is stored (on the node that ran it): settles its check, if it is one. Not awaited; a failure is logged. */
+  jobEnded(job: JobRecord): void {
+    this.settle(job).catch((err: unknown) => this.deps.log.error({ job_id: job._id, err }, 'could not compare the check; it is compared again at the next start'));
+  }
+
+  /** Settles the checks a stop left pending whose jobs have ended since. Returns how many it settled. */
+  async recover(): Promise<number> {
+    let settled = 0;
+    for (const check of await this.deps.store.pendingChecks(RECOVER_BATCH)) {
+      const job = check.job_id ? await this.deps.jobs.find(check.job_id) : null;
+      if (!job) {
+        await this.deps.store.updateCheck(check._id, 'pending', { status: 'failed', error: 'the job of this check is gone' });
+        settled++;
+      } else if (hasEnded(job.status)) {
+        await this.settle(job);
+        settled++;
+      }
+    }
+    return settled;
+  }
+
+  /**
+   * Removes the diff pictures of checks made before `cutoff` (their screenshots are past the
+   * retention period, so the diff URL answers 404 already). Returns how many it removed.
+   */
+  async sweepDiffs(cutoff: number): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const old = await this.deps.store.diffsBefore(cutoff, RECOVER_BATCH);
+      for (const check of old) {
+        await this.deps.files.removeImage(check.diff_file!);
+        await this.deps.store.updateCheck(check._id, check.status, { diff_file: null });
+      }
+      removed += old.length;
+      if (old.length < RECOVER_BATCH) return removed;
+    }
+  }
+
+  private async settle(job: JobRecord): Promise<void> {
+    const check = await this.deps.store.getCheck(job._id);
+    if (!check || check.status !== 'pending') return;
+    await this.turns.run(check.monitor_id, async () => {
+      const monitor = await this.deps.store.get(check.monitor_id);
+      if (job.status === 'failed') return this.failed(monitor, check, job);
+      if (job.status === 'completed') return this.completed(monitor, check, job);
+    });
+  }
+
+  private async failed(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord): Promise<void> {
+    const error = job.error ?? 'The capture failed';
+    if (!(await this.deps.store.updateCheck(check._id, 'pending', { status: 'failed', error }))) return;
+    // Once per run of failures: a success clears `failing`.
+    if (!monitor || monitor.failing) return;
+    await this.deps.store.update(monitor._id, { failing: true });
+    await this.notify(monitor, job, 'monitor.failed', { difference: null, baseline: null, diff: null, error });
+  }
+
+  private async completed(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord): Promise<void> {
+    const baseline = monitor ? await this.baselineOf(monitor, check) : null;
+    let difference: number | null = null;
+    let diffFile: string | null = null;
+    const picture = job.image_file ? await this.deps.files.readImage(job.image_file) : null;
+    const before = baseline?.image_file ? await this.deps.files.readImage(baseline.image_file) : null;
+    if (picture && before && job.image_file) {
+      const found = await comparePictures(before, picture);
+      difference = found.difference;
+      if (found.diff) {
+        diffFile = diffFileOf(job.image_file);
+        await this.deps.files.writeImage(diffFile, found.diff);
+      }
+    }
+    const changed = difference === null || !monitor ? null : difference > monitor.threshold;
+    const settled = await this.deps.store.updateCheck(check._id, 'pending', {
+      status: 'completed',
+      changed,
+      difference,
+      baseline_job_id: difference === null ? null : baseline!._id,
+      image_file: job.image_file,
+      diff_file: diffFile,
+    });
+    if (!settled || !monitor) return;
+    if (monitor.failing) await this.deps.store.update(monitor._id, { failing: false });
+    if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null });
+  }
+
+  /** The pinned check when the monitor compares with one (of this device), else the previous completed check. */
+  private async baselineOf(monitor: MonitorRecord, check: CheckRecord): Promise<CheckRecord | null> {
+    if (monitor.baseline === 'pinned' && monitor.pinned_job_id && monitor.pinned_job_id !== check._id) {
+      const pinned = await this.deps.store.getCheck(monitor.pinned_job_id);
+      if (pinned && pinned.status === 'completed' && pinned.device === check.device) return pinned;
+    }
+    return this.deps.store.lastCompleted(monitor._id, check.device, { at: check.at, id: check._id });
+  }
+
+  private async notify(
+    monitor: MonitorRecord,
+    job: JobRecord,
+    type: 'monitor.changed' | 'monitor.failed',
+    found: { difference: number | null; baseline: CheckRecord | null; /** The image whose diff was stored. */ diff: string | null; error: string | null },
+  ): Promise<void> {
+    if (!monitor.callback_url) return;
+    const base = monitor.base_url;
+    await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, {
+      monitor_id: monitor._id,
+      name: monitor.name,
+      url: job.url,
+      job_id: job._id,
+      at: formatIsoSeconds(job.created_at),
+      difference: found.difference,
+      threshold: monitor.threshold,
+      screenshot_url: job.image_file ? screenshotUrl(base, job.image_file) : null,
+      baseline_screenshot_url: found.baseline?.image_file ? screenshotUrl(base, found.baseline.image_file) : null,
+      diff_url: found.diff ? diffUrl(base, found.diff) : null,
+      error: found.error,
+    });
+  }
+}
+
+function skipped(monitor: MonitorRecord, at: number, occurrence: number, reason: string): CheckRecord {
+  return {
+    _id: `skip_${crypto.randomBytes(12).toString('hex')}`,
+    monitor_id: monitor._id,
+    account_id: monitor.account_id,
+    job_id: null,
+    device: 'desktop',
+    at,
+    status: 'skipped',
+    changed: null,
+    difference: null,
+    baseline_job_id: null,
+    image_file: null,
+    diff_file: null,
+    error: reason,
+    occurrence,
+  };
+}

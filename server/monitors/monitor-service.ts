@@ -1,0 +1,216 @@
+import crypto from 'node:crypto';
+
+import { MONITOR_CAPTURE_FIELDS, MonitorRequest, MonitorUpdate } from '../contract/monitors.js';
+import { validateBody } from '../contract/validate.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import { NotFoundError, ValidationError } from '../domain-errors.js';
+import type { CreateParams } from '../jobs/create-params.js';
+import type { JobRecord } from '../store/records/job-record.js';
+import type { CheckRecord, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
+import type { MonitorStore } from '../store/stores.js';
+import type { Clock } from '../time.js';
+import type { MonitorChecks } from './monitor-checks.js';
+import { checkSchedule, nextOccurrence } from './schedule.js';
+
+/** Capture fields whose values are kept sealed and never shown: as for a job's secrets. */
+const SECRET_FIELDS = ['headers', 'cookies', 'http_auth', 'html'] as const;
+
+export interface MonitorServiceDeps {
+  store: MonitorStore;
+  checks: MonitorChecks;
+  /** Seals the secret capture fields of a monitor. */
+  secrets: SecretBox;
+  /** A capture request (a POST /v1/screenshot body) as jobs take it; throws ValidationError naming the field. */
+  parseCapture: (body: Record<string, unknown>) => CreateParams;
+  /** The admin's floor on a schedule's interval, minutes. */
+  minMinutes: () => number;
+  clock: Clock;
+}
+
+/** Who acts: the account, and the key whose jobs the checks are. */
+export interface MonitorOwner {
+  account_id: string;
+  key_id: string;
+}
+
+const newMonitorId = () => `mon_${crypto.randomBytes(12).toString('hex')}`;
+
+/**
+ * Monitors: a screenshot request on a schedule (MonitorScheduler runs them), whose checks
+ * (MonitorChecks) are compared with a baseline. An account sees only its own monitors: another
+ * account's is NotFoundError, as is a job of another account.
+ */
+export class MonitorService {
+  constructor(private readonly deps: MonitorServiceDeps) {}
+
+  async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
+    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline'>>;
+    const now = this.deps.clock.now();
+    const capture = this.checkCapture(captureOf(body as Record<string, unknown>));
+    checkSchedule(input.schedule, this.deps.minMinutes(), now);
+    const monitor: MonitorRecord = {
+      _id: newMonitorId(),
+      account_id: owner.account_id,
+      key_id: owner.key_id,
+      name: input.name ?? null,
+      ...this.split(capture),
+      schedule: input.schedule,
+      threshold: input.threshold,
+      mask_selectors: input.mask_selectors,
+      callback_url: input.callback_url ? callbackUrl(input.callback_url) : null,
+      paused: input.paused,
+      baseline: input.baseline,
+      pinned_job_id: null,
+      next_run_at: input.paused ? null : nextOccurrence(input.schedule, now),
+      failing: false,
+      base_url: baseUrl,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.deps.store.insert(monitor);
+    return monitor;
+  }
+
+  list(accountId: string): Promise<MonitorRecord[]> {
+    return this.deps.store.list(accountId);
+  }
+
+  /** Any account's monitor (the admin's view), or NotFoundError. */
+  async find(id: string): Promise<MonitorRecord> {
+    const monitor = typeof id === 'string' && id.length <= 64 ? await this.deps.store.get(id) : null;
+    if (!monitor) throw new NotFoundError('monitor', id);
+    return monitor;
+  }
+
+  /** The account's monitor, or NotFoundError (also for another account's). */
+  async get(accountId: string, id: string): Promise<MonitorRecord> {
+    const monitor = typeof id === 'string' && id.length <= 64 ? await this.deps.store.get(id) : null;
+    if (!monitor || monitor.account_id !== accountId) throw new NotFoundError('monitor', id);
+    return monitor;
+  }
+
+  /**
+   * Changes the fields given. Capture fields given replace the monitor's (`url` and `html`
+   * replace each other), the result checked as a new request would be; a new schedule, or a
+   * resume, starts counting from now.
+   */
+  async update(accountId: string, id: string, body: unknown): Promise<MonitorRecord> {
+    const monitor = await this.get(accountId, id);
+    const input = validateBody(MonitorUpdate, structuredClone(body)) as Partial<MonitorRequest>;
+    const given = body as Record<string, unknown>;
+    const now = this.deps.clock.now();
+    const change: Partial<MonitorRecord> = { updated_at: now };
+    const captureGiven = captureOf(given);
+    if (Object.keys(captureGiven).length) {
+      const current = { ...monitor.request, ...this.openSecrets(monitor) };
+      if ('url' in captureGiven) for (const field of ['html', 'base_url']) delete current[field];
+      if ('html' in captureGiven) delete current.url;
+      Object.assign(change, this.split(this.checkCapture({ ...current, ...captureGiven })));
+    }
+    if (input.name !== undefined) change.name = input.name;
+    if (input.threshold !== undefined) change.threshold = input.threshold;
+    if (input.mask_selectors !== undefined) change.mask_selectors = input.mask_selectors;
+    if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : callbackUrl(input.callback_url);
+    if (input.baseline !== undefined) change.baseline = input.baseline;
+    const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
+    if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);
+    const paused = input.paused ?? monitor.paused;
+    change.paused = paused;
+    if (paused) change.next_run_at = null;
+    else if (input.schedule !== undefined || monitor.paused) change.next_run_at = nextOccurrence(schedule, now);
+    if (input.schedule !== undefined) change.schedule = input.schedule;
+    const updated = await this.deps.store.update(monitor._id, change);
+    if (!updated) throw new NotFoundError('monitor', id);
+    return updated;
+  }
+
+  /** Removes the monitor, its checks and their diff pictures (the checks' jobs stay, as every job does, until retention). */
+  async remove(accountId: string, id: string, removeDiff: (check: CheckRecord) => Promise<void>): Promise<void> {
+    const monitor = await this.get(accountId, id);
+    const checks = await this.deps.store.remove(monitor._id);
+    for (const check of checks) if (check.diff_file) await removeDiff(check).catch(() => undefined);
+  }
+
+  /**
+   * Runs a check now, whatever the schedule (paused too): jobs of `keyId` (the caller's key; the
+   * monitor's own by default). The jobs made, or the refusal (a limit, a full queue) thrown.
+   */
+  async run(accountId: string, id: string, keyId?: string): Promise<JobRecord[]> {
+    const monitor = await this.get(accountId, id);
+    return this.deps.checks.start(monitor, null, keyId);
+  }
+
+  /** A page of the monitor's checks, newest first; `before` is a check's id (its job_id). */
+  async checks(accountId: string, id: string, page: { limit: number; before?: string }): Promise<CheckRecord[]> {
+    const monitor = await this.get(accountId, id);
+    let before: { at: number; id: string } | undefined;
+    if (page.before !== undefined) {
+      const cursor = await this.deps.store.getCheck(page.before);
+      if (!cursor || cursor.monitor_id !== monitor._id) throw new ValidationError(`before must be a check of this monitor; ${page.before} is not one`, 'before');
+      before = { at: cursor.at, id: cursor._id };
+    }
+    return this.deps.store.checks(monitor._id, { before, limit: page.limit });
+  }
+
+  /** The newest check of a monitor, or null. */
+  async lastCheck(monitorId: string): Promise<CheckRecord | null> {
+    const [check] = await this.deps.store.checks(monitorId, { limit: 1 });
+    return check ?? null;
+  }
+
+  /** Pins a completed check as the baseline every later check is compared with (and sets `baseline: pinned`). */
+  async pin(accountId: string, id: string, jobId: string): Promise<MonitorRecord> {
+    const monitor = await this.get(accountId, id);
+    const check = typeof jobId === 'string' && jobId.length <= 64 ? await this.deps.store.getCheck(jobId) : null;
+    if (!check || check.monitor_id !== monitor._id) throw new NotFoundError('check', jobId);
+    if (check.status !== 'completed') throw new ValidationError(`only a completed check can be pinned; this one is ${check.status}`, 'job_id');
+    const updated = await this.deps.store.update(monitor._id, { baseline: 'pinned', pinned_job_id: check._id, updated_at: this.deps.clock.now() });
+    if (!updated) throw new NotFoundError('monitor', id);
+    return updated;
+  }
+
+  /** The monitor's capture as jobs take it: its request with its secrets opened. */
+  paramsOf(monitor: MonitorRecord): CreateParams {
+    return this.deps.parseCapture({ ...monitor.request, ...this.openSecrets(monitor) });
+  }
+
+  /** A capture request checked as POST /v1/screenshot checks it, and one a picture can be compared from. */
+  private checkCapture(capture: Record<string, unknown>): Record<string, unknown> {
+    this.deps.parseCapture(structuredClone(capture));
+    if (capture.format === 'pdf') throw new ValidationError('format pdf cannot be compared; a monitor takes png, jpeg or webp', 'format');
+    return capture;
+  }
+
+  /** The capture's fields in clear and its secret ones sealed. */
+  private split(capture: Record<string, unknown>): Pick<MonitorRecord, 'request' | 'sealed_secrets' | 'secret_fields'> {
+    const request: Record<string, unknown> = {};
+    const secret: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(capture)) {
+      if ((SECRET_FIELDS as readonly string[]).includes(field)) secret[field] = value;
+      else request[field] = value;
+    }
+    const fields = Object.keys(secret);
+    return { request, sealed_secrets: fields.length ? this.deps.secrets.seal(secret) : null, secret_fields: fields };
+  }
+
+  private openSecrets(monitor: MonitorRecord): Record<string, unknown> {
+    return monitor.sealed_secrets ? this.deps.secrets.open<Record<string, unknown>>(monitor.sealed_secrets) : {};
+  }
+}
+
+/** The capture fields of a monitor request, as sent. */
+function captureOf(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([field]) => MONITOR_CAPTURE_FIELDS.includes(field)));
+}
+
+/** An http(s) callback address. */
+function callbackUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new ValidationError('callback_url is not a valid URL; it must include the scheme http:// or https://', 'callback_url');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError('callback_url must use the scheme http:// or https://', 'callback_url');
+  return url.href;
+}

@@ -1,0 +1,68 @@
+// A monitor and its checks as the stores keep them; times are epoch milliseconds.
+
+/** When a monitor runs: a cron expression (5 fields, in `timezone`, UTC by default), or every so many minutes. */
+export type MonitorSchedule = { cron: string; timezone?: string } | { every_minutes: number };
+
+/** What a monitor compares each check with: the previous completed check, or the pinned one. */
+export type MonitorBaseline = 'previous' | 'pinned';
+
+export interface MonitorRecord {
+  /** `mon_` and 24 hex digits. */
+  _id: string;
+  account_id: string;
+  /** The key that created the monitor: its checks are that key's jobs. */
+  key_id: string;
+  name: string | null;
+  /**
+   * The capture as POST /v1/screenshot takes it, without its secret fields (headers, cookies,
+   * http_auth, html), which are in `sealed_secrets`.
+   */
+  request: Record<string, unknown>;
+  /** SecretBox-sealed `{headers?, cookies?, http_auth?, html?}` of the request; null when it had none. */
+  sealed_secrets: string | null;
+  /** The names of the secret fields the request has (shown instead of their values). */
+  secret_fields: string[];
+  schedule: MonitorSchedule;
+  /** Fraction of pixels that must differ for a check to count as a change. */
+  threshold: number;
+  mask_selectors: string[];
+  callback_url: string | null;
+  paused: boolean;
+  baseline: MonitorBaseline;
+  /** The check compared with when `baseline` is `pinned`. */
+  pinned_job_id: string | null;
+  /** The next scheduled occurrence; null while paused. Claimed by one node with a conditional update. */
+  next_run_at: number | null;
+  /** True once monitor.failed was sent for the current run of failing checks; a success clears it. */
+  failing: boolean;
+  /** The origin the checks' URLs are built from (the creating request's). */
+  base_url: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** pending: the job runs, or its comparison is still to be made; skipped: no job was made (`error` says why). */
+export type CheckStatus = 'pending' | 'completed' | 'failed' | 'skipped';
+
+export interface CheckRecord {
+  /** The job's id; `skip_…` for a skipped check. */
+  _id: string;
+  monitor_id: string;
+  account_id: string;
+  job_id: string | null;
+  /** The device of the check's job (a monitor of several devices makes one check per device). */
+  device: string;
+  at: number;
+  status: CheckStatus;
+  /** null when nothing was compared (the first check, a failure, a skip). */
+  changed: boolean | null;
+  difference: number | null;
+  /** The job the picture was compared with. */
+  baseline_job_id: string | null;
+  /** The job's picture, and the diff picture's file (a capability name like the job's). */
+  image_file: string | null;
+  diff_file: string | null;
+  error: string | null;
+  /** The scheduled occurrence this check ran for; null for a run asked for. */
+  occurrence: number | null;
+}
