@@ -9,7 +9,7 @@
 //               server/client-errors.ts: listening, mounting the routes
 //   api         server/api/: the HTTP edge (parse, authenticate, call a service, answer)
 //   services    server/jobs/, server/webhooks/, server/auth/, server/limits/, server/metrics/,
-//               server/settings.ts
+//               server/uploads/, server/settings.ts
 //   crypto      server/crypto/: sealing under a key kept in the data directory (or shared by
 //               the nodes of a cluster)
 //   store       server/store/: the stores and the records they keep (server/store/records/)
@@ -31,12 +31,13 @@
 //   metrics -> jobs     a failed job is counted under the class jobs/ gives its failure
 //   jobs -> settings    the queue, the runner and retention read the settings the admin
 //                       changes at run time
+//   jobs -> uploads     a completed job's image goes to the account's own bucket when asked
 
 const layers = [
   { name: 'entry', path: ['^server/cli[.]ts$', '^server/cli/'] },
   { name: 'root', path: ['^server/(services|server|app|client-errors)[.]ts$'] },
   { name: 'api', path: ['^server/api/'] },
-  { name: 'services', path: ['^server/(jobs|webhooks|auth|limits|metrics)/', '^server/settings[.]ts$'] },
+  { name: 'services', path: ['^server/(jobs|webhooks|auth|limits|metrics|uploads)/', '^server/settings[.]ts$'] },
   { name: 'crypto', path: ['^server/crypto/'] },
   { name: 'store', path: ['^server/store/'] },
   { name: 'contract', path: ['^server/contract/'] },
@@ -64,9 +65,10 @@ const services = {
   auth: '^server/auth/',
   limits: '^server/limits/',
   metrics: '^server/metrics/',
+  uploads: '^server/uploads/',
   settings: '^server/settings[.]ts$',
 };
-const servicesMayImport = { webhooks: ['jobs'], metrics: ['jobs'], jobs: ['settings'] };
+const servicesMayImport = { webhooks: ['jobs'], metrics: ['jobs'], jobs: ['settings', 'uploads'] };
 const serviceRules = Object.entries(services).map(([name, path]) => ({
   name: `services-apart-${name}`,
   comment: `${name} imports no other service but those .dependency-cruiser.cjs allows it.`,

@@ -8,6 +8,7 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from '../data-dir.js';
 import { FileStore } from '../file-store.js';
 import type { AccountRecord } from '../records/account-record.js';
 import type { DeliveryDoc } from '../records/delivery-record.js';
+import type { DestinationRecord } from '../records/destination-record.js';
 import { hasEnded, type JobRecord } from '../records/job-record.js';
 import type { KeyRecord } from '../records/key-record.js';
 import type { SettingsStore, Stores } from '../stores.js';
@@ -16,6 +17,7 @@ import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
+import { NedbDestinationStore } from './nedb-destination-store.js';
 import type { NedbFile } from './nedb-file.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
@@ -24,7 +26,7 @@ import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-se
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
 
-const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks'] as const;
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'destinations'] as const;
 
 export interface OpenOptions {
   /**
@@ -51,7 +53,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   // Only read: what is left out is removed from disk by the retention sweep, after the start (leftOut).
   const preparedJobs = cutoff === null ? undefined : await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
-  const [accounts, keys, jobs, usage, stats, webhooks] = await Promise.all(
+  const [accounts, keys, jobs, usage, stats, webhooks, destinations] = await Promise.all(
     NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
   );
   const stores = {
@@ -63,6 +65,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     settings,
     shared: new NedbSharedValues(settingsFile as NedbFile<SettingsDoc>),
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
+    destinations: new NedbDestinationStore(destinations as NedbFile<DestinationRecord>),
   };
   const jobSecrets = await JobSecretFiles.open(dataDir, stores.jobs);
   await moveSealedSecrets(jobs as NedbFile<JobRecord>, jobSecrets, log);
@@ -71,7 +74,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const leftOut =
     preparedJobs &&
     new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new FileStore(dataDir), fold: () => compactFile(jobs), log });
-  const files = [accounts, keys, jobs, usage, stats, webhooks, settingsFile];
+  const files = [accounts, keys, jobs, usage, stats, webhooks, destinations, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',

@@ -149,6 +149,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX jobs_webhook_due ON jobs (completed_at) WHERE doc->>'webhook_due' = 'true';
     `,
   },
+  {
+    version: 6,
+    name: 'storage destinations',
+    sql: `
+      -- Each account's own bucket for customer uploads; the credentials are sealed in doc.
+      CREATE TABLE storage_destinations (
+        account_id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL
+      );
+    `,
+  },
 ];
 
 /**
