@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
 
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
@@ -15,6 +16,8 @@ export interface UploadBucketServer {
   createBucket(name: string): Promise<void>;
   /** The object's bytes and content type, or null when there is none. */
   read(bucket: string, key: string): Promise<{ body: Buffer; contentType: string | undefined } | null>;
+  /** Makes s3rver accept one more access key (it checks each request's signature with its secret). */
+  addKeyPair(accessKeyId: string, secretAccessKey: string): void;
   /** Every key in the bucket. */
   keys(bucket: string): Promise<string[]>;
   close(): Promise<void>;
@@ -53,6 +56,10 @@ export async function startUploadBucketServer(options: { serviceEndpoint?: strin
         if ((err as { name?: string }).name === 'NoSuchKey') return null;
         throw err;
       }
+    },
+    addKeyPair(accessKeyId, secretAccessKey) {
+      const accounts = createRequire(import.meta.url)('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
+      accounts.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
     },
     async keys(bucket) {
       const answer = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
