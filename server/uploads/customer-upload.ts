@@ -1,6 +1,6 @@
 import { Upload } from '@aws-sdk/lib-storage';
 
-import type { CaptureResult, ImageFormat } from '../capture/engine.js';
+import { CaptureError, type CaptureResult, type ImageFormat } from '../capture/engine.js';
 import type { CaptureWarning } from '../capture/outputs/capture-warnings.js';
 import { EgressDeniedError, type EgressPolicy,HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
 import type { Logger } from '../logger.js';
@@ -46,14 +46,19 @@ export class CustomerUploads {
 
   /**
    * The job's upload, when asked for: `{uploaded_to}`, or `{warnings}` (the capture's and
-   * upload_failed); `{}` for a job that asked for none.
+   * upload_failed); `{}` for a job that asked for none. `signal` is the job's: aborted for a
+   * shutdown or a lost lease, the upload stops and that reason is thrown; aborted because the
+   * job's time ran out (a CaptureError), the upload stops with a warning.
    */
   async upload(job: JobRecord, result: CaptureResult, signal?: AbortSignal): Promise<Partial<UploadOutcome>> {
     if (!job.options?.upload) return {};
     try {
       return { uploaded_to: await this.put(job, result, signal) };
     } catch (err) {
-      const message = failureMessage(err);
+      // Stopped with its job (a shutdown, a lease lost to another node): the job's run goes on as
+      // it does for any step so stopped. Its time running out (a CaptureError) is only this upload's failure.
+      if (signal?.aborted && !(signal.reason instanceof CaptureError)) throw signal.reason;
+      const message = failureMessage(err, signal);
       this.log.warn({ job_id: job._id, reason: message }, 'upload to the storage destination failed');
       return { warnings: [...result.warnings, { code: 'upload_failed', message } satisfies CaptureWarning] };
     }
@@ -70,10 +75,13 @@ export class CustomerUploads {
     });
     const timeout = AbortSignal.timeout(this.deps.timeoutMs ?? UPLOAD_TIMEOUT_MS);
     const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const client = await guardedS3Client(destination, this.deps.policy, this.deps.timeouts);
+    const s3 = await guardedS3Client(destination, this.deps.policy, this.deps.timeouts);
+    // A stop cuts the connections at once (the SDK's PUT and parts take no signal of their own).
+    const cut = () => s3.close();
+    stop.addEventListener('abort', cut, { once: true });
     try {
       const upload = new Upload({
-        client,
+        client: s3.client,
         params: { Bucket: record.bucket, Key: key, Body: result.image, ContentType: CONTENT_TYPES[result.format] },
         partSize: PART_BYTES,
         queueSize: 2,
@@ -85,7 +93,8 @@ export class CustomerUploads {
       if (timeout.aborted) throw new UploadFailure(`no answer within ${(this.deps.timeoutMs ?? UPLOAD_TIMEOUT_MS) / 1000} s`);
       throw err;
     } finally {
-      client.destroy();
+      stop.removeEventListener('abort', cut);
+      s3.close();
     }
   }
 
@@ -115,9 +124,10 @@ function abortControllerOf(signal: AbortSignal): AbortController {
 }
 
 /** The warning's message: the guard's refusal, the name not found, or the destination's answer. */
-function failureMessage(err: unknown): string {
+function failureMessage(err: unknown, signal: AbortSignal | undefined): string {
   const prefix = 'The image was not uploaded to the storage destination';
   if (err instanceof UploadFailure) return `${prefix}: ${err.message}`;
+  if (signal?.aborted) return `${prefix}: the job's time ran out during the upload`;
   if (err instanceof EgressDeniedError) return `${prefix}: its endpoint is ${err.message}`;
   if (err instanceof HostNotFoundError || err instanceof HostLookupTimeoutError) return `${prefix}: ${err.message}`;
   const e = err as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number } };

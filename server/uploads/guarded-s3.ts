@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 import { S3Client } from '@aws-sdk/client-s3';
 
@@ -24,8 +25,11 @@ export interface S3Timeouts {
  * virtual-hosted bucket (`bucket.endpoint`), that name checked on its own. The name is never
  * resolved again between the check and the connect. Throws the guard's EgressDeniedError
  * (or HostNotFoundError) when the endpoint may not be reached.
+ *
+ * `close()` ends the client for good: its connections are cut and no new one is made. The SDK's
+ * single PUT and multipart parts take no abort signal, so this is what stops an upload at once.
  */
-export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}): Promise<S3Client> {
+export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}): Promise<GuardedS3> {
   const { record, credentials } = destination;
   const checked = await policy.checkUrl(record.endpoint);
   const port = checked.url.port ? Number(checked.url.port) : checked.url.protocol === 'https:' ? 443 : 80;
@@ -37,8 +41,10 @@ export async function guardedS3Client(destination: OpenDestination, policy: Egre
     if (hostname.toLowerCase().replace(/\.+$/, '') === checked.url.hostname) return answer(checked);
     policy.checkHost(hostname, port).then(answer, (err: Error) => callback(err as NodeJS.ErrnoException, '', 4));
   };
-  const agent = { lookup, keepAlive: false };
-  return withoutNodeVersionWarning(
+  const agents = { lookup, keepAlive: false };
+  const httpAgent = new ClosableHttpAgent(agents);
+  const httpsAgent = new ClosableHttpsAgent(agents);
+  const client = withoutNodeVersionWarning(
     () =>
       new S3Client({
         endpoint: checked.url.href.replace(/\/+$/, ''),
@@ -48,13 +54,62 @@ export async function guardedS3Client(destination: OpenDestination, policy: Egre
         // One more try for a passing fault; the job does not wait long for a destination that is down.
         maxAttempts: 2,
         requestHandler: {
-          httpAgent: new http.Agent(agent),
-          httpsAgent: new https.Agent(agent),
+          httpAgent,
+          httpsAgent,
           connectionTimeout: timeouts.connectMs ?? 10_000,
           requestTimeout: timeouts.requestMs ?? 60_000,
         },
       }),
   );
+  return {
+    client,
+    close() {
+      httpAgent.close();
+      httpsAgent.close();
+      client.destroy();
+    },
+  };
+}
+
+/** A client of a destination, and the way to end it and its connections. */
+export interface GuardedS3 {
+  client: S3Client;
+  close(): void;
+}
+
+/** Thrown at a request the SDK makes after its client was closed (its retry, the next part). */
+export class ClientClosedError extends Error {
+  override readonly name = 'ClientClosedError';
+  constructor() {
+    super('the upload was stopped');
+  }
+}
+
+/** An agent whose connections can be cut, after which it makes none. */
+class ClosableHttpAgent extends http.Agent {
+  private closed = false;
+  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    if (!this.closed) return super.createConnection(options, callback);
+    process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
+    return undefined;
+  }
+  close(): void {
+    this.closed = true;
+    this.destroy();
+  }
+}
+
+class ClosableHttpsAgent extends https.Agent {
+  private closed = false;
+  override createConnection(options: https.RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    if (!this.closed) return super.createConnection(options, callback);
+    process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
+    return undefined;
+  }
+  close(): void {
+    this.closed = true;
+    this.destroy();
+  }
 }
 
 /**

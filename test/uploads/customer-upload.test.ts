@@ -4,11 +4,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { CaptureResult } from '../../server/capture/engine.js';
+import { CaptureError, type CaptureResult } from '../../server/capture/engine.js';
 import { SecretBox } from '../../server/crypto/secret-box.js';
 import { IpEgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
@@ -170,5 +170,46 @@ describe('the egress guard before the customer bucket', () => {
     await destinations.remove(job.account_id);
     const outcome = await new CustomerUploads({ destinations, policy: allowingLoopbackOne(), log: silentLogger }).upload(job, picture());
     expect(outcome.warnings?.at(-1)?.message).toMatch(/no storage destination any more/);
+  });
+});
+
+describe('a destination that does not answer', () => {
+  let silent: net.Server;
+  let endpoint: string;
+  beforeAll(async () => {
+    // Takes connections, reads what comes and never answers.
+    silent = net.createServer((socket) => socket.resume());
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => silent.close(r));
+  });
+
+  const openConnections = () => new Promise<number>((resolve, reject) => silent.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+
+  it('is given up after the upload time, with a warning, and leaves no connection open', async () => {
+    const job = await jobWithDestination(endpoint);
+    const outcome = await new CustomerUploads({ destinations, policy: allowingLoopbackOne(), log: silentLogger, timeoutMs: 300 }).upload(job, picture());
+    expect(outcome.warnings?.at(-1)?.message).toMatch(/no answer within 0\.3 s$/);
+    await expect.poll(openConnections, { timeout: 5_000 }).toBe(0);
+    // Nor does the SDK try again behind the job's back.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await openConnections()).toBe(0);
+  });
+
+  it("stops with its job: a shutdown's reason is thrown for the job's run to handle, its time running out is a warning", async () => {
+    const uploads = new CustomerUploads({ destinations, policy: allowingLoopbackOne(), log: silentLogger });
+    const job = await jobWithDestination(endpoint);
+    const shutdown = new AbortController();
+    const stopped = uploads.upload(job, picture(), shutdown.signal);
+    setTimeout(() => shutdown.abort(new Error('shutting down')), 200);
+    await expect(stopped).rejects.toThrow('shutting down');
+
+    const deadline = new AbortController();
+    const late = uploads.upload(job, picture(), deadline.signal);
+    setTimeout(() => deadline.abort(new CaptureError('The capture took too long and was stopped')), 200);
+    expect((await late).warnings?.at(-1)?.message).toMatch(/the job's time ran out during the upload$/);
+    await expect.poll(openConnections, { timeout: 5_000 }).toBe(0);
   });
 });
