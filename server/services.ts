@@ -35,6 +35,8 @@ import { type JobRecord, UNFINISHED_STATUSES } from './store/records/job-record.
 import { proveFilesShared } from './store/shared-files.js';
 import type { Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
+import { CustomerUploads } from './uploads/customer-upload.js';
+import { StorageDestinations } from './uploads/destinations.js';
 import { jobEndWebhooks } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
@@ -90,6 +92,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Monitors: scheduled captures compared with a baseline. */
   monitors: MonitorService;
+  /** The accounts' storage destinations (customer uploads). */
+  destinations: StorageDestinations;
   /** The Prometheus metrics (GET /metrics), in a registry of this instance's own. */
   metrics: ServiceMetrics;
   /** The egress guard's forward proxy, through which every browser connection goes. */
@@ -162,6 +166,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       monthlyLimit: config.defaultMonthlyLimit,
     });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
+    const destinations = new StorageDestinations({ store: stores.destinations, accounts: stores.accounts, secrets, clock });
     const quota = new QuotaService(stores.usage, clock);
     const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
     const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
@@ -200,6 +205,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
       jobSecrets: stores.jobSecrets,
+      uploads: new CustomerUploads({ destinations, policy: egress, log }),
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
     const jobs = new JobService({
@@ -270,6 +276,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       egress,
       webhooks,
       monitors,
+      destinations,
       metrics,
       egressProxyUrl,
       adminToken,

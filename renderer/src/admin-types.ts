@@ -5,8 +5,9 @@
 import type { Account, AdminJob, ApiKey, ApiKeyCreated, Plan, Settings, Status, UsageByDay, WebhookDelivery } from '../../server/contract/admin.js';
 import type { CaptureWarning, JobStatus, QueueStats } from '../../server/contract/common.js';
 import type { Monitor, MonitorCheck } from '../../server/contract/monitors.js';
+import type { StorageDestination } from '../../server/contract/storage.js';
 
-export type { Account, AdminJob, CaptureWarning, JobStatus, Monitor, MonitorCheck, Plan, Settings, Status, WebhookDelivery };
+export type { Account, AdminJob, CaptureWarning, JobStatus, Monitor, MonitorCheck, Plan, Settings, Status, StorageDestination, WebhookDelivery };
 export type QueueState = QueueStats;
 export type Key = ApiKey;
 /** Only the create answer carries the secret key, and only once. */

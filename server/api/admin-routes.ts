@@ -16,9 +16,11 @@ import type { FileStore } from '../store/file-store.js';
 import { optionsView } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import { formatIsoSeconds } from '../time.js';
+import type { StorageDestinations } from '../uploads/destinations.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import type { AdminAuthDeps } from './admin-auth.js';
 import { adminApiRouter } from './admin-router.js';
+import { adminStorageRoutes } from './admin-storage-routes.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { baseUrlOf } from './base-url.js';
 import { ApiError } from './error-responses.js';
@@ -35,6 +37,7 @@ export interface AdminDeps extends AdminAuthDeps {
   settings: SettingsService;
   engine: CaptureEngine;
   webhooks: WebhookService;
+  destinations: StorageDestinations;
 }
 
 /** The JSON body, as koa-bodyparser left it (validated by the route against its schema). */
@@ -104,6 +107,7 @@ export function adminRoutes(deps: AdminDeps): Router {
   router.delete('/accounts/:id', async (ctx) => {
     await deps.accounts.remove(ctx.params.id);
     await deps.keys.revokeAll(ctx.params.id);
+    await deps.destinations.forget(ctx.params.id);
     ctx.status = 204;
   });
   router.get('/accounts/:id/webhook-secret', async (ctx) => {
@@ -214,6 +218,7 @@ export function adminRoutes(deps: AdminDeps): Router {
   });
 
   adminWebhookRoutes(router, deps.webhooks);
+  adminStorageRoutes(router, deps.destinations);
   return router;
 }
 

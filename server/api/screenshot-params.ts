@@ -7,6 +7,7 @@ import { validateBody } from '../contract/validate.js';
 import { ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import type { JobOptions, JobSecrets } from '../store/records/job-options.js';
+import { checkStoragePath } from '../uploads/storage-path.js';
 
 export { MAX_URL_LENGTH };
 
@@ -58,7 +59,7 @@ function expandDevices(devices: readonly string[]): DeviceName[] {
  */
 export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): CreateParams {
   const input = validateBody(ScreenshotRequest, body) as Required<
-    Omit<ScreenshotRequest, 'url' | 'html' | 'base_url' | 'width' | 'height' | 'quality' | 'callback_url' | 'cache_ttl'>
+    Omit<ScreenshotRequest, 'url' | 'html' | 'base_url' | 'width' | 'height' | 'quality' | 'callback_url' | 'cache_ttl' | 'storage_path'>
   > &
     ScreenshotRequest;
   if (input.quality !== undefined && (input.format === 'png' || input.format === 'pdf')) {
@@ -66,9 +67,11 @@ export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): Creat
   }
   const { url, address, html } = pageToRender(input);
   checkCombinations(input);
+  const devices = expandDevices(input.devices);
+  if (input.storage_path !== undefined) checkStoragePath(input.storage_path, devices.length);
   return {
     url,
-    devices: expandDevices(input.devices),
+    devices,
     full_page: input.full_page,
     googlebot: input.googlebot,
     callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
@@ -208,6 +211,9 @@ function jobOptions(input: ScreenshotRequest): JobOptions {
     imageWidth: input.image_width,
     imageHeight: input.image_height,
     omitBackground: input.omit_background || undefined,
+    // storage_path implies upload.
+    upload: input.upload || input.storage_path !== undefined || undefined,
+    storagePath: input.storage_path,
   };
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as JobOptions;
 }

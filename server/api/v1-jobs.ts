@@ -4,6 +4,7 @@ import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
+import type { StorageDestinations } from '../uploads/destinations.js';
 import type { V1AuthDeps, V1State } from './v1-auth.js';
 
 /** What the routes behind the v1 chain (POST /v1/screenshot, render links, MCP) are given. */
@@ -14,6 +15,8 @@ export interface V1Deps extends V1AuthDeps {
   files: FileStore;
   settings: SettingsService;
   clock: Clock;
+  /** Whether the account has a storage destination, for a request asking to upload. */
+  destinations: StorageDestinations;
 }
 
 /**
@@ -22,6 +25,7 @@ export interface V1Deps extends V1AuthDeps {
  */
 export async function requestJobs(deps: V1Deps, state: V1State, params: CreateParams, base: string): Promise<RequestedJob[]> {
   const { account, key } = state;
+  if (params.options.upload) await deps.destinations.requireFor(account._id);
   const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
   if (params.cache_ttl > 0) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
   return requested;

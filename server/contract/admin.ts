@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 
 import { Count, ErrorBody, IsoSeconds, JobStatus, jobVariants, Nullable, OutputFormat, QueueStats } from './common.js';
+import { StorageDestination } from './storage.js';
 import { captureOptionFields } from './v1.js';
 
 // The admin API's shapes (see common.ts for how they are used). The control panel's types
@@ -121,6 +122,8 @@ export const JobOptionsView = Type.Object(
     header_names: Type.Optional(Type.Array(Type.String(), { description: 'Names of the extra headers sent' })),
     cookie_names: Type.Optional(Type.Array(Type.String(), { description: 'Names of the cookies set' })),
     http_auth: Type.Optional(Type.Literal(true, { description: 'Present when HTTP Basic credentials were given' })),
+    upload: Type.Optional(Type.Literal(true, { description: "Present when the image is also uploaded to the account's storage destination" })),
+    storage_path: Type.Optional(Type.String({ description: 'The key template of that upload' })),
   },
   { additionalProperties: false },
 );
@@ -301,4 +304,5 @@ export const ADMIN_SCHEMAS = {
   QueueStats,
   WebhookDelivery,
   Status,
+  StorageDestination,
 };

@@ -80,7 +80,8 @@ export const CaptureWarning = Type.Object(
         'fonts_not_loaded: web fonts failed or had not loaded (named); overlay: a fixed element (a dialog, a banner) covers more than a third of the viewport; ' +
         'truncated: the page was cut at the height a capture may have; http_error: the page answered 4xx or 5xx and was captured; ' +
         'console_errors: the page reported errors to its console (counted); network_busy: requests were still in flight at capture, ' +
-        'or a blank first picture was taken again once they ended; extract_failed: an output asked for with `extract` could not be made (named)',
+        'or a blank first picture was taken again once they ended; extract_failed: an output asked for with `extract` could not be made (named); ' +
+        "upload_failed: the image could not be uploaded to the account's storage destination (why; the image is still served at screenshot_url)",
     }),
     message: Type.String({ description: 'What was found, with counts, names or sizes' }),
   },
@@ -111,6 +112,20 @@ export const PageMetadata = Type.Object(
   },
   { additionalProperties: false, description: 'With extract: ["metadata"]: what the page declares of itself' },
 );
+
+/** Where a completed job's image was uploaded (`upload` or `storage_path`). */
+export const UploadedTo = Type.Object(
+  {
+    bucket: Type.String(),
+    key: Type.String({ description: 'The object key, prefix included' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Where the image was uploaded in the account's storage destination (upload or storage_path); absent when not asked for, or when the upload failed (an upload_failed warning says why)",
+  },
+);
+export type UploadedTo = Static<typeof UploadedTo>;
 
 const completedFields = {
   screenshot_url: Type.String({
@@ -146,6 +161,7 @@ const completedFields = {
   warnings: Type.Array(CaptureWarning, {
     description: 'What may be wrong with the picture, in a fixed order of codes; empty when all is well. A warning never fails the job',
   }),
+  uploaded_to: Type.Optional(UploadedTo),
 };
 
 /**

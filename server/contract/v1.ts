@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 
 import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
+import { MAX_STORAGE_PATH_LENGTH } from './storage.js';
 
 // The v1 API's shapes (see common.ts for how they are used).
 
@@ -204,6 +205,23 @@ export const ScreenshotRequest = Type.Object(
         description:
           `Seconds an identical earlier result of this account may be served instead of a new capture (\`cached: true\`, no call counted); ` +
           `0 (the default for POST) never; ${RENDER_CACHE_TTL_SECONDS} for a render link that names none; at most 30 days`,
+      }),
+    ),
+    upload: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          "Also upload the image to the account's storage destination (set by the admin), at `<prefix>/<job_id>-<device>.<ext>`; the completed job says where (`uploaded_to`). " +
+          'A failed upload is an upload_failed warning, never a failed job. 400 when the account has no destination',
+      }),
+    ),
+    storage_path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_STORAGE_PATH_LENGTH,
+        description:
+          'The object key to upload to, under the destination\'s prefix (implies upload): a template of {job_id}, {device}, {date} (YYYY-MM-DD, UTC) and {ext}; ' +
+          'no other placeholder, no leading /, no . or .. segment. Give {job_id} or {device} when asking for several devices, or their images share one key',
       }),
     ),
     ...captureOptionFields,

@@ -39,6 +39,7 @@ export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: s
     if (job.links_truncated) resource.links_truncated = true;
     if (job.metadata) resource.metadata = job.metadata;
     resource.warnings = job.warnings ?? [];
+    if (job.uploaded_to) resource.uploaded_to = job.uploaded_to;
   }
   if (job.status === 'failed') resource.error = job.error ?? 'The capture failed';
   if (typeof pageSource === 'string') resource.page_source = pageSource;

@@ -11,6 +11,7 @@ import type { JobSecrets } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
+import type { CustomerUploads } from '../uploads/customer-upload.js';
 import type { EndWriteBehind } from './end-write-behind.js';
 import { classifyFailure } from './job-failure.js';
 
@@ -37,6 +38,8 @@ export interface JobRunDeps {
   secrets: SecretBox;
   /** Where those sealed secrets wait until the job ends, when the runner erases them. */
   jobSecrets: JobSecretStore;
+  /** Uploads the image to the account's storage destination when the request asked for it. @default none */
+  uploads?: CustomerUploads;
 }
 
 /** What a job's run shares with the runner around it. */
@@ -265,6 +268,8 @@ class JobRun {
       final_url: result.finalUrl,
       page_title: result.pageTitle,
       warnings: result.warnings,
+      // `uploaded_to`, or the warnings with upload_failed; the image is stored whatever it says.
+      ...(await this.ctx.deps.uploads?.upload(this.job, result, this.controller.signal)),
       ...outputs,
       ...webhookDue(this.job),
     });

@@ -1,6 +1,7 @@
 import type { Settings } from '../contract/admin.js';
 import type { AccountRecord } from './records/account-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
+import type { DestinationRecord } from './records/destination-record.js';
 import type { EndStatus, JobRecord, JobStatus } from './records/job-record.js';
 import type { KeyRecord } from './records/key-record.js';
 import type { CheckRecord, MonitorRecord } from './records/monitor-record.js';
@@ -119,6 +120,16 @@ export interface AccountStore {
   /** Throws EmailTakenError when the change gives the account another account's address. */
   update(id: string, change: Partial<Omit<AccountRecord, '_id'>>): Promise<void>;
   remove(id: string): Promise<void>;
+}
+
+/** The accounts' storage destinations (customer uploads), one per account, credentials sealed in the record. */
+export interface DestinationStore {
+  /** The account's destination, or null. */
+  get(accountId: string): Promise<DestinationRecord | null>;
+  /** Stores the destination of the account `record._id`, replacing any it had. */
+  put(record: DestinationRecord): Promise<void>;
+  /** Removes the account's destination; false when it had none. */
+  remove(accountId: string): Promise<boolean>;
 }
 
 export type NewKey = Omit<KeyRecord, '_id'>;
@@ -262,6 +273,7 @@ export interface Stores {
   settings: SettingsStore;
   deliveries: DeliveryStore;
   monitors: MonitorStore;
+  destinations: DestinationStore;
   shared: SharedValues;
   /** Each part of the store (NeDB: its files in the data directory; PostgreSQL: the connection): `ok`, or why it cannot be used. */
   health(): Promise<Record<string, string>>;

@@ -48,10 +48,12 @@ describe('migrate and import', () => {
     expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('copies accounts, keys, jobs, usage, settings and the admin token; the key, the job and its image keep working', async () => {
+  it('copies accounts, keys, jobs, usage, settings, storage destinations and the admin token; the key, the job and its image keep working', async () => {
     const old = await startTestServer();
     dirs.push(old.dataDir);
-    const { key } = await old.account();
+    const { key, accountId } = await old.account();
+    const destination = { endpoint: 'https://s3.example.test', bucket: 'imported-bucket', access_key_id: 'AKIAIMPORTED00000042', secret_access_key: 'imported-secret' };
+    const storage = (await old.admin('PUT', `/accounts/${accountId}/storage`, destination)).body;
     const created = await (await old.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html` })).json();
     const before = await waitForJob(old, key, created.job_id);
     expect(before.status).toBe('completed');
@@ -83,6 +85,8 @@ describe('migrate and import', () => {
       expect(settings.retention_days).toBe(12);
       const monitors = await (await fetch(`${node.url}/v1/monitors`, { headers: { 'x-api-key': key } })).json();
       expect(monitors.monitors).toMatchObject([{ id: monitor.id, name: 'kept', next_run_at: monitor.next_run_at }]);
+      const imported = await fetch(`${node.url}/admin/api/accounts/${accountId}/storage`, { headers: { authorization: `Bearer ${token}` } });
+      expect(await imported.json()).toEqual(storage);
     } finally {
       node.child.kill('SIGTERM');
       await node.exited;

@@ -173,6 +173,24 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('GET', `/monitors/${id}/checks`)).status).toBe(404);
   });
 
+  it("for an account's storage destination, and a job that asked for an upload", async () => {
+    const { key, accountId } = await server.account();
+    const destination = { endpoint: 'http://127.0.0.1:1', bucket: 'contract-bucket', access_key_id: 'AKIACONTRACT00000001', secret_access_key: 'contract-secret' };
+    expect((await call('GET', `/accounts/${accountId}/storage`)).status).toBe(404);
+    expect((await call('PUT', `/accounts/${accountId}/storage`, { body: { ...destination, bucket: 'No' } })).status).toBe(400);
+    expect((await call('PUT', '/accounts/nope/storage', { body: destination })).status).toBe(404);
+    expect((await call('PUT', `/accounts/${accountId}/storage`, { body: destination })).json.bucket).toBe('contract-bucket');
+    expect((await call('GET', `/accounts/${accountId}/storage`)).json.access_key_id).toBe('AKIA…0001');
+    // Nothing listens on port 1: the job completes with an upload_failed warning.
+    const { job_id } = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, storage_path: '{job_id}.{ext}' })).json();
+    await waitForJob(server, key, job_id);
+    const job = await call('GET', `/jobs/${job_id}`);
+    expect(job.json.options).toEqual({ upload: true, storage_path: '{job_id}.{ext}' });
+    expect(job.json.warnings.map((w: { code: string }) => w.code)).toContain('upload_failed');
+    expect((await call('DELETE', `/accounts/${accountId}/storage`)).status).toBe(204);
+    expect((await call('DELETE', `/accounts/${accountId}/storage`)).status).toBe(404);
+  });
+
   it('for settings', async () => {
     const current = await call('GET', '/settings');
     expect(current.status).toBe(200);

@@ -13,6 +13,7 @@ import { MAX_BODY_KB } from '../../server/contract/v1.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { stillClock } from '../helpers/still-clock.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
+import { S3RVER_CREDENTIALS, startUploadBucketServer } from '../helpers/upload-bucket.js';
 import { ContractChecker, observe, type Observed } from './openapi-checker.js';
 
 let server: TestServer;
@@ -176,6 +177,23 @@ describe('v1 answers match the OpenAPI document', () => {
       return answer.json.status === 'completed' || answer.json.status === 'failed';
     }, 60_000);
     expect(sawProcessing).toBe(true);
+  });
+
+  it("for a job uploaded to the account's storage destination, and the 400 of an account without one", async () => {
+    const { key: other } = await server.account();
+    expect((await call('POST', '/screenshot', { key: other, body: { url: small(), upload: true } })).status).toBe(400);
+    const s3 = await startUploadBucketServer();
+    try {
+      await s3.createBucket('contract-shots');
+      const { key: uploader, accountId } = await server.account();
+      await server.admin('PUT', `/accounts/${accountId}/storage`, { endpoint: s3.endpoint, bucket: 'contract-shots', path_style: true, ...S3RVER_CREDENTIALS });
+      const created = await call('POST', '/screenshot', { key: uploader, body: { url: small(), upload: true } });
+      await waitForJob(server, uploader, created.json.job_id);
+      const done = await call('GET', `/screenshot/${created.json.job_id}`, { key: uploader });
+      expect(done.json.uploaded_to).toEqual({ bucket: 'contract-shots', key: `${created.json.job_id}-desktop.png` });
+    } finally {
+      await s3.close();
+    }
   });
 
   it('for a failed job', async () => {

@@ -263,6 +263,29 @@ describe('job secrets and backups', () => {
     }
   });
 
+  it("holds an account's storage destination with its credentials sealed only, which the restored key opens", async () => {
+    const server = await startTestServer({ browsers: 1 });
+    try {
+      const { accountId } = await server.account();
+      const credentials = { access_key_id: 'AKIABACKUPKEY0000042', secret_access_key: 'backup-destination-s3cret' };
+      const put = await server.admin('PUT', `/accounts/${accountId}/storage`, { endpoint: 'https://s3.example.test', bucket: 'backed-up', ...credentials });
+      expect(put.status).toBe(200);
+      const archive = path.join(await tempDir(), 'data.tar.gz');
+      await backupDataDir(server.dataDir, archive);
+      const unpacked = await tempDir();
+      execFileSync('tar', ['xzf', archive, '-C', unpacked]);
+      for (const file of await filesUnder(unpacked)) {
+        const text = await fs.readFile(file, 'latin1');
+        for (const secret of Object.values(credentials)) expect(text.includes(secret), `${secret} in clear in ${file}`).toBe(false);
+      }
+      const [record] = (await fs.readFile(path.join(unpacked, 'destinations.db'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+      expect(record).toMatchObject({ _id: accountId, bucket: 'backed-up' });
+      expect(SecretBox.forDataDir(unpacked).open(record.sealed_credentials)).toEqual(credentials);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a job waiting with secrets keeps them over a restart; one restored from a backup fails saying they are not kept', async () => {
     // A test server's close() removes its directory: srv.close() stops it and keeps the directory.
     const dataDir = path.join(await tempDir(), 'data');

@@ -11,6 +11,7 @@ const TITLES: Record<CaptureWarning['code'], string> = {
   console_errors: 'Console errors',
   network_busy: 'Network busy',
   extract_failed: 'Extraction failed',
+  upload_failed: 'Upload to the storage destination failed',
 };
 
 const count = (n: number) => `${n} warning${n === 1 ? '' : 's'}`;

@@ -27,7 +27,7 @@ function Describe({ id, hint, error }: { id: string; hint?: ComponentChildren; e
 export interface TextFieldProps extends Common {
   value: string;
   onInput: (value: string) => void;
-  type?: 'text' | 'email' | 'number' | 'url';
+  type?: 'text' | 'email' | 'number' | 'url' | 'password';
   name?: string;
   required?: boolean;
   placeholder?: string;

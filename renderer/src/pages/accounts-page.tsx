@@ -12,12 +12,14 @@ import { noApiAccessReason, PLANS } from '../plans.js';
 import { useResource } from '../use-resource.js';
 import { AccountFormDialog } from './account-form-dialog.js';
 import { PageHeader } from './page-header.js';
+import { StorageDestinationDialog } from './storage-destination-dialog.js';
 import { WebhookSecretDialog } from './webhook-secret-dialog.js';
 
 type Open =
   | { kind: 'create' }
   | { kind: 'edit'; account: Account }
   | { kind: 'secret'; account: Account }
+  | { kind: 'storage'; account: Account }
   | { kind: 'delete'; account: Account }
   | null;
 
@@ -114,7 +116,7 @@ export function AccountsPage() {
                       {formatRelative(a.created_at)}
                     </time>
                   </td>
-                  <td class="actions">
+                  <td class="actions actions-wrap">
                     <a class="button small" href={routeHref('keys', { account: a.id })} aria-label={`API keys of ${a.email}`}>
                       Keys
                     </a>
@@ -123,6 +125,9 @@ export function AccountsPage() {
                     </button>
                     <button type="button" class="button small" aria-label={`Webhook secret of ${a.email}`} onClick={() => setOpen({ kind: 'secret', account: a })}>
                       Webhook secret
+                    </button>
+                    <button type="button" class="button small" aria-label={`Storage destination of ${a.email}`} onClick={() => setOpen({ kind: 'storage', account: a })}>
+                      Storage
                     </button>
                     <button type="button" class="button small danger-text" aria-label={`Delete ${a.email}`} onClick={() => setOpen({ kind: 'delete', account: a })}>
                       Delete
@@ -156,6 +161,7 @@ export function AccountsPage() {
         />
       )}
       {open?.kind === 'secret' && <WebhookSecretDialog account={open.account} onClose={close} />}
+      {open?.kind === 'storage' && <StorageDestinationDialog account={open.account} onClose={close} onChanged={(message) => notify(message)} />}
       {open?.kind === 'delete' && (
         <ConfirmDialog
           title="Delete this account?"

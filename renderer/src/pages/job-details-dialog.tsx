@@ -96,6 +96,16 @@ function JobDetails({ job }: { job: AdminJob }) {
                   <dd>{done.page_title || 'none'}</dd>
                 </>
               )}
+              {done.uploaded_to && (
+                <>
+                  <dt>Uploaded to</dt>
+                  <dd>
+                    <code class="break">
+                      {done.uploaded_to.bucket}/{done.uploaded_to.key}
+                    </code>
+                  </dd>
+                </>
+              )}
               {done.truncated && (
                 <>
                   <dt>Cut</dt>

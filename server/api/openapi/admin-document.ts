@@ -10,6 +10,7 @@ import {
   UsageQuery,
   WebhooksQuery,
 } from '../../contract/admin.js';
+import { StorageDestinationPut } from '../../contract/storage.js';
 import { ScreenshotRequest } from '../../contract/v1.js';
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
@@ -128,6 +129,25 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           operationId: 'rotateWebhookSecret',
           summary: 'Rotate the webhook signing secret (the old one keeps signing for 24 h)',
           responses: { ...ok('The new secret', schema('WebhookSecret')), ...ERRORS_404 },
+        },
+      },
+      '/accounts/{id}/storage': {
+        parameters: [idParam('Account id')],
+        get: {
+          operationId: 'getStorageDestination',
+          summary: "The account's storage destination, without its secret (the access key id masked)",
+          responses: { ...ok('The destination', schema('StorageDestination')), ...ERRORS_404 },
+        },
+        put: {
+          operationId: 'setStorageDestination',
+          summary: "Set the account's storage destination (its own S3-compatible bucket), replacing any; the credentials are sealed and never shown again",
+          requestBody: body(plain(StorageDestinationPut)),
+          responses: { ...ok('The destination, without its secret', schema('StorageDestination')), ...ERRORS_404 },
+        },
+        delete: {
+          operationId: 'deleteStorageDestination',
+          summary: "Remove the account's storage destination (404 when it has none)",
+          responses: { ...noContent, ...ERRORS_404 },
         },
       },
       '/accounts/{id}/keys': {

@@ -13,6 +13,7 @@ export const WARNING_CODES = [
   'console_errors',
   'network_busy',
   'extract_failed',
+  'upload_failed',
 ] as const;
 export type WarningCode = (typeof WARNING_CODES)[number];
 

@@ -8,6 +8,7 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from '../data-dir.js';
 import { DirectoryFileStore, type FileStore } from '../file-store.js';
 import type { AccountRecord } from '../records/account-record.js';
 import type { DeliveryDoc } from '../records/delivery-record.js';
+import type { DestinationRecord } from '../records/destination-record.js';
 import { hasEnded, type JobRecord } from '../records/job-record.js';
 import type { KeyRecord } from '../records/key-record.js';
 import type { CheckRecord, MonitorRecord } from '../records/monitor-record.js';
@@ -17,6 +18,7 @@ import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
+import { NedbDestinationStore } from './nedb-destination-store.js';
 import type { NedbFile } from './nedb-file.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
@@ -26,7 +28,7 @@ import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-se
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
 
-const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks'] as const;
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations'] as const;
 
 export interface OpenOptions {
   /**
@@ -53,7 +55,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   // Only read: what is left out is removed from disk by the retention sweep, after the start (leftOut).
   const preparedJobs = cutoff === null ? undefined : await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
-  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks] = await Promise.all(
+  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations] = await Promise.all(
     NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
   );
   const stores = {
@@ -66,6 +68,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     shared: new NedbSharedValues(settingsFile as NedbFile<SettingsDoc>),
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
     monitors: await NedbMonitorStore.open(monitors as NedbFile<MonitorRecord>, checks as NedbFile<CheckRecord>),
+    destinations: new NedbDestinationStore(destinations as NedbFile<DestinationRecord>),
   };
   const jobSecrets = await JobSecretFiles.open(dataDir, stores.jobs);
   await moveSealedSecrets(jobs as NedbFile<JobRecord>, jobSecrets, log);
@@ -74,7 +77,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const leftOut =
     preparedJobs &&
     new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new DirectoryFileStore(dataDir), fold: () => compactFile(jobs), log });
-  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, settingsFile];
+  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',

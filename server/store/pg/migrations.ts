@@ -175,6 +175,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX monitor_checks_pending ON monitor_checks (at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 7,
+    name: 'storage destinations',
+    sql: `
+      -- Each account's own bucket for customer uploads; the credentials are sealed in doc.
+      CREATE TABLE storage_destinations (
+        account_id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

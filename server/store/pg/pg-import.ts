@@ -26,7 +26,8 @@ export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 
 /**
  * Copies a NeDB data directory into the PostgreSQL database at `url`, keeping every id, so
  * image addresses, job ids, key ids and webhook ids stay valid: accounts, keys, jobs, usage per
- * day, the hourly figures, the saved settings, webhook deliveries, monitors and their checks, the admin token and the key
+ * day, the hourly figures, the saved settings, webhook deliveries, monitors and their checks, the
+ * accounts' storage destinations, the admin token and the key
  * sealing job secrets (jobs and render-link secrets sealed under it stay readable). Records the
  * database already holds (an import run twice) are left as they are. The directory's server must
  * be stopped (its lock is taken); its files are read from a copy, so the directory is not changed.
@@ -78,6 +79,16 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     await copyDocs('webhook_deliveries', deliveries, 'webhook deliveries');
     await copyDocs('monitors', monitors, 'monitors');
     await copyDocs('monitor_checks', checks, 'monitor checks');
+    // The accounts' storage destinations, their credentials sealed under the key copied below.
+    for (const account of accounts) {
+      const destination = await stores.destinations.get(account._id);
+      if (destination) {
+        await pool.query('INSERT INTO storage_destinations (account_id, doc) VALUES ($1, $2::jsonb) ON CONFLICT (account_id) DO NOTHING', [
+          destination._id,
+          toJsonb(destination),
+        ]);
+      }
+    }
     await inTransaction(pool, async (client) => {
       for (const day of usage) {
         await client.query(

@@ -5,6 +5,7 @@ import type { Stores } from '../stores.js';
 import { migrate } from './migrations.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgDeliveryStore } from './pg-delivery-store.js';
+import { PgDestinationStore } from './pg-destination-store.js';
 import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
@@ -56,6 +57,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     settings: new PgSettingsStore(pool),
     deliveries: new PgDeliveryStore(pool),
     monitors: new PgMonitorStore(pool),
+    destinations: new PgDestinationStore(pool),
     shared: new PgSharedValues(pool),
     health: async () => ({ postgres: await reachable(pool) }),
     // Autovacuum reclaims what deletes leave; there is nothing to fold by hand.

@@ -7,6 +7,10 @@ import type { CaptureOptions } from '../../capture/capture-options.js';
 export type JobOptions = Omit<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'> & {
   /** Device scale factor overriding the preset's. */
   scale?: number;
+  /** Also upload the image to the account's storage destination (`upload`, or implied by `storage_path`). */
+  upload?: true;
+  /** The upload's key template (`storage_path`); the default key when absent. */
+  storagePath?: string;
 };
 
 /**
@@ -61,6 +65,8 @@ export function optionsView(options: JobOptions | undefined, names: SecretNames 
     image_width: o.imageWidth,
     image_height: o.imageHeight,
     omit_background: o.omitBackground,
+    upload: o.upload,
+    storage_path: o.storagePath,
     header_names: names?.headers.length ? names.headers : undefined,
     cookie_names: names?.cookies.length ? names.cookies : undefined,
     http_auth: names?.http_auth || undefined,

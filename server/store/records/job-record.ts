@@ -74,6 +74,8 @@ export interface JobRecord {
   links_truncated?: boolean;
   /** With `extract: metadata`: what the page declares of itself (completed jobs). */
   metadata?: PageMetadata | null;
+  /** With `upload` or `storage_path`: where the image was uploaded (absent when the upload failed: see warnings). */
+  uploaded_to?: { bucket: string; key: string };
   /** Set when the request asked for a cached result (cache_ttl > 0): see resultCacheKey. */
   cache_key?: string;
   /**

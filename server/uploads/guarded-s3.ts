@@ -1,0 +1,131 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+import { S3Client } from '@aws-sdk/client-s3';
+
+import type { EgressPolicy, EgressTarget } from '../egress/policy.js';
+import type { OpenDestination } from './destinations.js';
+
+/** Longest wait for a connection to the destination, and for each answer of it. */
+export interface S3Timeouts {
+  /** @default 10000 */
+  connectMs?: number;
+  /** @default 60000 */
+  requestMs?: number;
+}
+
+/**
+ * An S3 client for a customer's destination whose every connection goes where the egress guard
+ * allows, as a webhook's does (webhooks/sender.ts): the endpoint is checked once and the client
+ * talks to the URL the guard canonicalised (so an IP literal is connected as the very address
+ * checked, whatever its spelling: decimal, hex, IPv4-mapped), and every name the client resolves
+ * is answered by the guard's vetted address: the endpoint's own as checked, or, for a
+ * virtual-hosted bucket (`bucket.endpoint`), that name checked on its own. The name is never
+ * resolved again between the check and the connect. Throws the guard's EgressDeniedError
+ * (or HostNotFoundError) when the endpoint may not be reached.
+ *
+ * `close()` ends the client for good: its connections are cut and no new one is made. The SDK's
+ * single PUT and multipart parts take no abort signal, so this is what stops an upload at once.
+ */
+export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}): Promise<GuardedS3> {
+  const { record, credentials } = destination;
+  const checked = await policy.checkUrl(record.endpoint);
+  const port = checked.url.port ? Number(checked.url.port) : checked.url.protocol === 'https:' ? 443 : 80;
+  const lookup: LookupFunction = (hostname, options, callback) => {
+    const answer = (target: EgressTarget) => {
+      if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    };
+    if (hostname.toLowerCase().replace(/\.+$/, '') === checked.url.hostname) return answer(checked);
+    policy.checkHost(hostname, port).then(answer, (err: Error) => callback(err as NodeJS.ErrnoException, '', 4));
+  };
+  const agents = { lookup, keepAlive: false };
+  const httpAgent = new ClosableHttpAgent(agents);
+  const httpsAgent = new ClosableHttpsAgent(agents);
+  const client = withoutNodeVersionWarning(
+    () =>
+      new S3Client({
+        endpoint: checked.url.href.replace(/\/+$/, ''),
+        region: record.region,
+        forcePathStyle: record.path_style,
+        credentials: { accessKeyId: credentials.access_key_id, secretAccessKey: credentials.secret_access_key },
+        // One more try for a passing fault; the job does not wait long for a destination that is down.
+        maxAttempts: 2,
+        requestHandler: {
+          httpAgent,
+          httpsAgent,
+          connectionTimeout: timeouts.connectMs ?? 10_000,
+          requestTimeout: timeouts.requestMs ?? 60_000,
+        },
+      }),
+  );
+  return {
+    client,
+    close() {
+      httpAgent.close();
+      httpsAgent.close();
+      client.destroy();
+    },
+  };
+}
+
+/** A client of a destination, and the way to end it and its connections. */
+export interface GuardedS3 {
+  client: S3Client;
+  close(): void;
+}
+
+/** Thrown at a request the SDK makes after its client was closed (its retry, the next part). */
+export class ClientClosedError extends Error {
+  override readonly name = 'ClientClosedError';
+  constructor() {
+    super('the upload was stopped');
+  }
+}
+
+/** An agent whose connections can be cut, after which it makes none. */
+class ClosableHttpAgent extends http.Agent {
+  private closed = false;
+  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    if (!this.closed) return super.createConnection(options, callback);
+    process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
+    return undefined;
+  }
+  close(): void {
+    this.closed = true;
+    this.destroy();
+  }
+}
+
+class ClosableHttpsAgent extends https.Agent {
+  private closed = false;
+  override createConnection(options: https.RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    if (!this.closed) return super.createConnection(options, callback);
+    process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
+    return undefined;
+  }
+  close(): void {
+    this.closed = true;
+    this.destroy();
+  }
+}
+
+/**
+ * Makes the SDK's client without its NodeVersionSupportWarning (it announces a future Node
+ * requirement on every Node 20 process, once, when a client is made); every other warning passes.
+ */
+function withoutNodeVersionWarning<T>(make: () => T): T {
+  const emit = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (text.startsWith('NodeVersionSupportWarning')) return;
+    (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return make();
+  } finally {
+    process.emitWarning = emit;
+  }
+}
