@@ -11,6 +11,7 @@ import { diffFileOf } from '../monitors/monitor-checks.js';
 import type { MonitorService } from '../monitors/monitor-service.js';
 import { baseUrlOf } from './base-url.js';
 import { badRequest, notFound } from './error-responses.js';
+import { rateKey } from './file-routes.js';
 import { jsonBody } from './json-body.js';
 import { checkView, monitorView } from './monitor-views.js';
 import { exactRouter } from './routing.js';
@@ -88,7 +89,7 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
 
   // No key: the screenshot's 144-bit name is the capability, as for the screenshot itself.
   router.get('/files/:name/diff', async (ctx) => {
-    const client = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy);
+    const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
     const wait = deps.fileRateLimiter.take(client);
     if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
     const name = String(ctx.params.name);

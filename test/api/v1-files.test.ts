@@ -8,7 +8,8 @@ let now = Date.UTC(2026, 10, 23, 12);
 
 beforeAll(async () => {
   // A clock that moves only when told, so the one-second window is the test's, not the machine's.
-  server = await startTestServer({ fileRatePerSecond: 5 }, { clock: { now: () => now } });
+  // The test's own address is a proxy it trusts, so X-Forwarded-For names the client.
+  server = await startTestServer({ fileRatePerSecond: 5, trustProxy: ['127.0.0.1'] }, { clock: { now: () => now } });
 });
 afterAll(async () => {
   await server?.close();
@@ -28,6 +29,20 @@ describe('GET /v1/files/:name', () => {
 
     now += 1000;
     expect((await fetch(`${server.url}/v1/files/${image(10)}`)).status).toBe(404);
+  });
+
+  it("counts a monitor's diff pictures with the images, and every address of an IPv6 /64 as one client", async () => {
+    now += 1000;
+    const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const address = `2001:db8:1:2:${(i + 1).toString(16)}::${i + 1}`;
+      const route = i % 2 ? `/v1/files/${image(i)}` : `/v1/files/${image(i)}/diff`;
+      statuses.push((await fetch(`${server.url}${route}`, from(address))).status);
+    }
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429, 429]);
+    // Another /64 is another client.
+    expect((await fetch(`${server.url}/v1/files/${image(1)}/diff`, from('2001:db8:1:3::1'))).status).toBe(404);
   });
 });
 
