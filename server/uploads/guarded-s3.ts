@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
 
 import type { EgressPolicy, EgressTarget } from '../egress/policy.js';
+import { quietNodeVersionWarning } from '../store/s3/s3-client.js';
 import type { OpenDestination } from './destinations.js';
 
 /** Longest wait for a connection to the destination, and for each answer of it. */
@@ -44,23 +45,25 @@ export async function guardedS3Client(destination: OpenDestination, policy: Egre
   const agents = { lookup, keepAlive: false };
   const httpAgent = new ClosableHttpAgent(agents);
   const httpsAgent = new ClosableHttpsAgent(agents);
-  const client = withoutNodeVersionWarning(
-    () =>
-      new S3Client({
-        endpoint: checked.url.href.replace(/\/+$/, ''),
-        region: record.region,
-        forcePathStyle: record.path_style,
-        credentials: { accessKeyId: credentials.access_key_id, secretAccessKey: credentials.secret_access_key },
-        // One more try for a passing fault; the job does not wait long for a destination that is down.
-        maxAttempts: 2,
-        requestHandler: {
-          httpAgent,
-          httpsAgent,
-          connectionTimeout: timeouts.connectMs ?? 10_000,
-          requestTimeout: timeouts.requestMs ?? 60_000,
-        },
-      }),
-  );
+  quietNodeVersionWarning();
+  const client = new S3Client({
+    endpoint: checked.url.href.replace(/\/+$/, ''),
+    region: record.region,
+    forcePathStyle: record.path_style,
+    credentials: { accessKeyId: credentials.access_key_id, secretAccessKey: credentials.secret_access_key },
+    // Checksums only where the API requires them, as for the service's own bucket: not every
+    // S3-compatible store takes the SDK's default trailing checksums.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // One more try for a passing fault; the job does not wait long for a destination that is down.
+    maxAttempts: 2,
+    requestHandler: {
+      httpAgent,
+      httpsAgent,
+      connectionTimeout: timeouts.connectMs ?? 10_000,
+      requestTimeout: timeouts.requestMs ?? 60_000,
+    },
+  });
   return {
     client,
     close() {
@@ -109,23 +112,5 @@ class ClosableHttpsAgent extends https.Agent {
   close(): void {
     this.closed = true;
     this.destroy();
-  }
-}
-
-/**
- * Makes the SDK's client without its NodeVersionSupportWarning (it announces a future Node
- * requirement on every Node 20 process, once, when a client is made); every other warning passes.
- */
-function withoutNodeVersionWarning<T>(make: () => T): T {
-  const emit = process.emitWarning;
-  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('NodeVersionSupportWarning')) return;
-    (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
-  } as typeof process.emitWarning;
-  try {
-    return make();
-  } finally {
-    process.emitWarning = emit;
   }
 }

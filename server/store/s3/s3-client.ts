@@ -75,7 +75,7 @@ let quieted = false;
  * It is no news to an operator reading the service's output: that one warning is dropped, every
  * other passes.
  */
-function quietNodeVersionWarning(): void {
+export function quietNodeVersionWarning(): void {
   if (quieted) return;
   quieted = true;
   const emit = process.emitWarning.bind(process);
