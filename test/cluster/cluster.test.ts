@@ -109,6 +109,40 @@ describe('a cluster of three nodes on one PostgreSQL', () => {
     expect(new Set(nodes.map((n) => n.name)).size).toBe(3);
   });
 
+  it("runs each monitor's occurrence once across the nodes, and missed ones as one check", async () => {
+    const { key } = await account(nodes[0]);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await v1(nodes[i % 3], key, 'POST', '/monitors', { url: `${fixtures.url}/small.html?monitor=${i}`, schedule: { every_minutes: 1 } });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    // As if every node had been down for five minutes: five occurrences missed, all three
+    // schedulers looking every second for what is due.
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    try {
+      const missed = Date.now() - 5 * 60_000;
+      await db.query(`UPDATE monitors SET doc = jsonb_set(doc, '{next_run_at}', to_jsonb($1::bigint)) WHERE id = ANY($2)`, [missed, ids]);
+      const checksOf = async () =>
+        (await db.query<{ monitor_id: string; occurrence: string }>(`SELECT monitor_id, doc->>'occurrence' AS occurrence FROM monitor_checks WHERE monitor_id = ANY($1)`, [ids])).rows;
+      await expect.poll(async () => (await checksOf()).length, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(ids.length);
+      await new Promise((r) => setTimeout(r, 3000)); // three more looks of every node
+      const checks = await checksOf();
+      expect(checks.map((c) => c.monitor_id).sort()).toEqual([...ids].sort());
+      expect(new Set(checks.map((c) => Number(c.occurrence)))).toEqual(new Set([missed]));
+      // The next occurrence is the first one to come, on the schedule's phase.
+      const next = (await db.query<{ next_run_at: string }>(`SELECT next_run_at FROM monitors WHERE id = ANY($1)`, [ids])).rows;
+      for (const row of next) {
+        expect(Number(row.next_run_at)).toBeGreaterThan(missed + 4 * 60_000);
+        expect(Number(row.next_run_at)).toBeLessThanOrEqual(Date.now() + 60_000);
+        expect((Number(row.next_run_at) - missed) % 60_000).toBe(0);
+      }
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+
   it('runs every job exactly once, posted round-robin, with one node killed mid-capture', async () => {
     const { key, accountId } = await account(nodes[0]);
     // Each page holds its load for an image answering after 700 ms: long enough to be killed inside.
