@@ -1,7 +1,8 @@
+import pixelmatch from 'pixelmatch';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 
-import { comparePictures } from '../../server/monitors/picture-diff.js';
+import { comparePictures, matchInBands } from '../../server/monitors/picture-diff.js';
 import { checkSchedule, nextOccurrence } from '../../server/monitors/schedule.js';
 
 const MINUTE = 60_000;
@@ -75,5 +76,27 @@ describe('comparePictures', () => {
     const found = await comparePictures(await solid(40, 30, '#ffffff'), await solid(40, 50, '#ffffff'));
     expect(found.difference).toBe(1);
     expect(found.diff).not.toBeNull();
+  });
+
+  it('compares in bands exactly as in one call, anti-aliased text across band edges included', async () => {
+    // Text on the rows where bands meet (256, 512), moved by a pixel in the new picture (its
+    // anti-aliased edges are not counted), and a box that really changed.
+    const width = 300;
+    const height = 700;
+    const svg = (shift: number, box: boolean) =>
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#fff"/>` +
+          [250, 508, 690].map((y) => `<text x="${10 + shift}" y="${y + 6}" font-size="15" font-family="sans-serif">Changed words, ${y}</text>`).join('') +
+          (box ? '<rect x="200" y="240" width="40" height="30" fill="#c00"/>' : '') +
+          '</svg>',
+      );
+    const raw = async (shift: number, box: boolean) => new Uint8Array(await sharp(svg(shift, box)).ensureAlpha().raw().toBuffer());
+    const [before, after] = await Promise.all([raw(0, false), raw(1, true)]);
+    const whole = new Uint8Array(width * height * 4);
+    const expected = pixelmatch(after, before, whole, width, height, { threshold: 0.1, includeAA: false, alpha: 0.2, diffColor: [255, 0, 0], aaColor: [255, 255, 255] });
+    const banded = new Uint8Array(width * height * 4);
+    expect(await matchInBands(after, before, banded, width, height)).toBe(expected);
+    expect(expected).toBeGreaterThan(0);
+    expect(Buffer.from(banded).equals(Buffer.from(whole))).toBe(true);
   });
 });
