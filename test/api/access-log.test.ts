@@ -98,6 +98,14 @@ describe('access log', () => {
     '/admin/api/jobs/:id/source',
     '/admin/api/jobs/:id/markdown',
     '/admin/api/webhooks/:id/redeliver',
+    '/admin/api/accounts/:id/storage',
+    '/admin/api/monitors/:id',
+    '/admin/api/monitors/:id/run',
+    '/admin/api/monitors/:id/checks',
+    '/v1/monitors/:id',
+    '/v1/monitors/:id/run',
+    '/v1/monitors/:id/checks',
+    '/v1/monitors/:id/checks/:job_id/pin',
   ]);
 
   it('shows no route parameter but a record id, on every route of the service, for every method', async () => {
@@ -105,7 +113,7 @@ describe('access log', () => {
     const routes = [...v1, ...admin].flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0 && layer.paramNames.length > 0));
     const patterns = [...new Set(routes.map((layer) => String(layer.path)))];
     // The enumeration sees the capability routes.
-    expect(patterns).toEqual(expect.arrayContaining(['/v1/files/:name', '/v1/files/:name/thumbnail']));
+    expect(patterns).toEqual(expect.arrayContaining(['/v1/files/:name', '/v1/files/:name/thumbnail', '/v1/files/:name/diff']));
 
     let n = 0;
     for (const layer of routes) {
