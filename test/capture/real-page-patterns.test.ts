@@ -229,7 +229,13 @@ describe('real-page patterns', () => {
 
     it('a header the page pins while scrolled, and unpins only after a pause, is unpinned at the top, as the reference', async () => {
       const image = await service('/pattern/pinned-header.html', { fullPage: true });
-      const ref = await raw(await reference('/pattern/pinned-header.html', PRESETS.desktop, true));
+      // The plain screenshot's resize to the page's height can make the page pin the header
+      // itself; the comparison is with one that shows it as the page first does (of three tries).
+      let ref = await raw(await reference('/pattern/pinned-header.html', PRESETS.desktop, true));
+      for (let retake = 0; retake < 2 && rowsWhere(ref, 300, red).length !== 120; retake++) {
+        ref = await raw(await reference('/pattern/pinned-header.html', PRESETS.desktop, true));
+      }
+      expect(rowsWhere(ref, 300, red).length, 'rows of the header in the plain screenshot').toBe(120);
       const title = rowsWhere(image, 300, red);
       expect(title.length, 'rows of the header as a reader first sees it').toBe(120);
       expect(rowsWhere(image, 300, ([r, g, b]) => b > 200 && r < 40 && g < 40), 'the pinned line').toEqual([]);
