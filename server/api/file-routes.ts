@@ -77,12 +77,16 @@ export function fileRoutes(deps: FileRouteDeps): Router {
   return router;
 }
 
+/** What a capability check needs: the file routes' dependencies but the file store. */
+export type CapabilityDeps = Pick<FileRouteDeps, 'jobs' | 'settings' | 'clock' | 'fileRateLimiter' | 'trustProxy'>;
+
 /**
- * What both file routes check before serving: the client's rate, a well-formed name (a PDF has
- * no thumbnail), a job that holds the image and has not expired. Returns the name and the
- * seconds a client may cache the answer: until the retention period ends.
+ * What every route under a screenshot's capability name checks before serving (the image, its
+ * thumbnail, a monitor's diff picture): the client's rate, a well-formed name (a PDF has no
+ * thumbnail), a job that holds the image and has not expired. Returns the name and the seconds a
+ * client may cache the answer: until the retention period ends.
  */
-async function capability(ctx: Context, deps: FileRouteDeps, what: 'file' | 'thumbnail'): Promise<{ name: string; maxAge: number }> {
+export async function capability(ctx: Context, deps: CapabilityDeps, what: 'file' | 'thumbnail' | 'diff picture'): Promise<{ name: string; maxAge: number }> {
   const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
   const wait = deps.fileRateLimiter.take(client);
   if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);

@@ -1,17 +1,14 @@
 import type Router from '@koa/router';
 
-import { clientAddress } from '../auth/client-address.js';
 import { MonitorChecksQuery } from '../contract/monitors.js';
-import { FILE_NAME_PATTERN } from '../contract/v1.js';
 import { validateQuery } from '../contract/validate.js';
-import { RateLimitedError } from '../domain-errors.js';
 import { statusUrl } from '../jobs/job-resource.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { diffFileOf } from '../monitors/monitor-checks.js';
 import type { MonitorService } from '../monitors/monitor-service.js';
 import { baseUrlOf } from './base-url.js';
 import { badRequest, notFound } from './error-responses.js';
-import { rateKey } from './file-routes.js';
+import { capability } from './file-routes.js';
 import { jsonBody } from './json-body.js';
 import { checkView, monitorView } from './monitor-views.js';
 import { exactRouter } from './routing.js';
@@ -24,8 +21,6 @@ export interface MonitorRouteDeps extends V1Deps {
   fileRateLimiter: RateLimiter;
   trustProxy: readonly string[];
 }
-
-const FILE_NAME = new RegExp(FILE_NAME_PATTERN);
 
 /**
  * /v1/monitors: scheduled captures compared with a baseline, behind the same chain as POST
@@ -89,15 +84,10 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
 
   // No key: the screenshot's 144-bit name is the capability, as for the screenshot itself.
   router.get('/files/:name/diff', async (ctx) => {
-    const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
-    const wait = deps.fileRateLimiter.take(client);
-    if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);
-    const name = String(ctx.params.name);
-    if (!FILE_NAME.test(name)) throw notFound('No such diff picture');
-    const job = await deps.jobs.findByImage(name);
-    const diff = job && !job.expired ? await deps.files.readImage(diffFileOf(name)) : null;
+    const { name, maxAge } = await capability(ctx, deps, 'diff picture');
+    const diff = await deps.files.readImage(diffFileOf(name));
     if (!diff) throw notFound('No such diff picture; a check whose picture did not differ has none, and they are removed with the screenshot');
-    ctx.set('Cache-Control', 'private, max-age=3600, immutable');
+    ctx.set('Cache-Control', `private, max-age=${maxAge}, immutable`);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.type = 'image/png';
     ctx.body = diff;

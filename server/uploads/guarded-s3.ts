@@ -88,29 +88,23 @@ export class ClientClosedError extends Error {
   }
 }
 
-/** An agent whose connections can be cut, after which it makes none. */
-class ClosableHttpAgent extends http.Agent {
-  private closed = false;
-  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
-    if (!this.closed) return super.createConnection(options, callback);
-    process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
-    return undefined;
-  }
-  close(): void {
-    this.closed = true;
-    this.destroy();
-  }
+/** An agent class whose connections can be cut by `close()`, after which it makes none. */
+// A mixin's base must be a constructor of `any[]` arguments (TypeScript's rule for mixins).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function closable<A extends new (...args: any[]) => http.Agent>(Agent: A) {
+  return class extends Agent {
+    private closed = false;
+    override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+      if (!this.closed) return super.createConnection(options, callback);
+      process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
+      return undefined;
+    }
+    close(): void {
+      this.closed = true;
+      this.destroy();
+    }
+  };
 }
 
-class ClosableHttpsAgent extends https.Agent {
-  private closed = false;
-  override createConnection(options: https.RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
-    if (!this.closed) return super.createConnection(options, callback);
-    process.nextTick(() => callback?.(new ClientClosedError(), undefined as unknown as Duplex));
-    return undefined;
-  }
-  close(): void {
-    this.closed = true;
-    this.destroy();
-  }
-}
+const ClosableHttpAgent = closable(http.Agent);
+const ClosableHttpsAgent = closable(https.Agent);
