@@ -3,12 +3,15 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { risingClock } from '../helpers/rising-clock.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Lists newest first by creation time: jobs posted one after another must be stamped in that
+  // order even when a fast machine creates them in one millisecond.
+  server = await startTestServer({}, { clock: risingClock() });
 });
 afterAll(async () => {
   await server?.close();

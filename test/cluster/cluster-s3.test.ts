@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { type HeldImages, startHeldImages } from '../helpers/held-images.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { S3_CREDENTIALS, startS3, type TestS3 } from '../helpers/s3rver.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -23,6 +24,7 @@ const FILES = 's3://shots/cluster';
 let postgres: TestPostgres;
 let database: string;
 let fixtures: FixtureServer;
+let heldImages: HeldImages;
 let s3: TestS3;
 const nodes: Array<ServeProcess & { dataDir: string; name: string }> = [];
 const dirs: string[] = [];
@@ -66,6 +68,7 @@ beforeAll(async () => {
   postgres = await startPostgres();
   database = await postgres.createDatabase();
   fixtures = await startFixtureServer();
+  heldImages = await startHeldImages();
   s3 = await startS3(['shots']);
   // The first node migrates the schema and writes the files marker into the bucket; the others find both.
   await startNode();
@@ -78,6 +81,7 @@ afterAll(async () => {
     await node.exited;
   }
   await fixtures?.close();
+  await heldImages?.close();
   await s3?.close();
   await postgres?.stop();
   for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
@@ -112,13 +116,15 @@ describe('a cluster of three nodes with its files in object storage', () => {
     const created = await admin(nodes[0], 'POST', '/accounts', { email: `s3-${Date.now()}@example.com`, email_verified: true });
     const keyed = await admin(nodes[0], 'POST', `/accounts/${created.body.id}/keys`, { name: 'cluster' });
     const key = keyed.body.key as string;
-    const url = `${fixtures.url}/embed-image.html?src=${encodeURIComponent('/slow?ms=700')}`;
+    // Each page waits for its image, which the test holds until the third node is dead: no
+    // capture can end before the kill, so the node dies inside those it has begun.
+    const page = (n: number) => `${fixtures.url}/embed-image.html?src=${encodeURIComponent(`${heldImages.url}/${n}.png`)}&n=${n}`;
     const ids: string[] = [];
     for (let wave = 0; wave < JOBS / 12; wave++) {
       const posted = await Promise.all(
         Array.from({ length: 12 }, async (_, i) => {
           const n = wave * 12 + i;
-          const res = await v1(nodes[n % 3], key, 'POST', '/screenshot', { url: `${url}&n=${n}` });
+          const res = await v1(nodes[n % 3], key, 'POST', '/screenshot', { url: page(n) });
           expect(res.status).toBe(201);
           return ((await res.json()) as { job_id: string }).job_id;
         }),
@@ -127,20 +133,20 @@ describe('a cluster of three nodes with its files in object storage', () => {
       await new Promise((r) => setTimeout(r, 1000));
     }
 
+    // Kill the third node while it holds a job it is capturing.
     const victim = nodes[2];
     const db = new pg.Client({ connectionString: database });
     await db.connect();
     try {
-      await expect
-        .poll(
-          async () => (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'processing' AND doc->>'lease_owner' = $1`, [victim.name])).rows[0].n,
-          { timeout: 60_000, interval: 50 },
-        )
-        .toBeGreaterThan(0);
+      const capturing = async () =>
+        (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'processing' AND doc->>'lease_owner' = $1`, [victim.name])).rows[0].n;
+      await expect.poll(capturing, { timeout: 60_000, interval: 50 }).toBeGreaterThan(0);
       victim.child.kill('SIGKILL');
       await victim.exited;
+      expect(await capturing()).toBeGreaterThan(0);
     } finally {
       await db.end();
+      heldImages.release();
     }
 
     const survivors = nodes.slice(0, 2);

@@ -686,6 +686,14 @@ describe.each([
       expect(await stores.deliveries.list({ job_id: 'none', limit: 10 })).toEqual([]);
     });
 
+    it('lists deliveries made in one millisecond by id, descending', async () => {
+      const docs = ['msg_b', 'msg_a', 'msg_c'].map((_id) => deliveryDoc({ _id, created_at: T0 }));
+      for (const doc of docs) await stores.deliveries.insert(doc);
+      await stores.deliveries.insert(deliveryDoc({ _id: 'msg_0', created_at: T0 + 1 }));
+      expect(ids(await stores.deliveries.list({ limit: 10 }))).toEqual(['msg_0', 'msg_c', 'msg_b', 'msg_a']);
+      expect(ids(await stores.deliveries.list({ limit: 2 }))).toEqual(['msg_0', 'msg_c']);
+    });
+
     it('appends attempts in order and sets the state they lead to, in one write', async () => {
       const doc = deliveryDoc();
       await stores.deliveries.insert(doc);

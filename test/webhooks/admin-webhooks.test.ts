@@ -15,6 +15,7 @@ import { createEgressPolicy } from '../../server/egress/policy.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { createWebhookService, type WebhookService } from '../../server/webhooks/webhook-service.js';
+import { risingClock } from '../helpers/rising-clock.js';
 import { type Receiver,startReceiver } from './receiver.js';
 
 describe('admin webhook routes', () => {
@@ -33,6 +34,9 @@ describe('admin webhook routes', () => {
       policy: createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }),
       secrets: async () => [`whsec_${randomBytes(32).toString('base64')}`],
       schedule: [],
+      // The list is newest first by creation time: job_2's delivery must be stamped after job_1's
+      // even when both fall in one millisecond.
+      clock: risingClock(),
     });
     await webhooks.start();
     await webhooks.notify({ job_id: 'job_1', account_id: 'acc_1', callback_url: receiver.url }, 'screenshot.failed', { job_id: 'job_1' });

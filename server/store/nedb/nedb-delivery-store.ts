@@ -34,7 +34,8 @@ export class NedbDeliveryStore implements DeliveryStore {
 
   list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]> {
     const query = filter.job_id === undefined ? {} : { job_id: filter.job_id };
-    return this.db.find(query).sort({ created_at: -1 }).limit(filter.limit);
+    // Deliveries made in one millisecond by id, as PostgreSQL orders them: the same list from either store.
+    return this.db.find(query).sort({ created_at: -1, _id: -1 }).limit(filter.limit);
   }
 
   async recordAttempt(
