@@ -203,7 +203,7 @@ export interface DeliveryStore {
   get(id: string): Promise<DeliveryDoc | null>;
   /** Deliveries waiting for an attempt. */
   pending(): Promise<DeliveryDoc[]>;
-  /** Newest first. */
+  /** Newest first (created_at, then id, descending). */
   list(filter: { job_id?: string; limit: number }): Promise<DeliveryDoc[]>;
   /** Appends an attempt and sets the state it leads to, in one write; null when there is no such delivery. */
   recordAttempt(
