@@ -116,5 +116,7 @@ describe('counters fed by the engine and the runner', () => {
     });
     expect(delta('screenshot_browser_hung_kills_total')).toBe(1);
     expect(delta('screenshot_capture_crashes_total')).toBe(1);
-  });
+    // The engine finds the frozen browser out after up to 10 s (opening a page) or 4 + 20 s (the
+    // navigation time-out, then closing the context), and the retry follows.
+  }, 120_000);
 });
