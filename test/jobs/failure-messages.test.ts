@@ -8,6 +8,7 @@ import type { Resolver } from '../../server/egress/policy.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
+import { withSettings } from '../helpers/with-settings.js';
 
 const NAVIGATION_TIMEOUT_MS = 4000;
 const CAPTURE_TIMEOUT_MS = 4000;
@@ -79,10 +80,11 @@ async function runJob(url: string) {
 }
 
 /**
- * Every way a user's request can make a capture fail, and the `error` the job then shows.
- * URLs are functions: the fixture servers' ports are known only once they listen.
+ * Every way a user's request can make a capture fail, and the `error` the job then shows, with
+ * the settings that case runs under when they are not the file's. URLs are functions: the
+ * fixture servers' ports are known only once they listen.
  */
-const failures: Array<[string, () => string, (url: string) => string]> = [
+const failures: Array<[string, () => string, (url: string) => string, Record<string, number>?]> = [
   ['a host name that does not exist', () => 'http://nonexistent.invalid/', () => 'Could not resolve host nonexistent.invalid'],
   ['a host name with no addresses', () => 'http://no-addresses.test/', () => 'Could not resolve host no-addresses.test'],
   ['a name server that does not answer in time', () => 'http://slow-dns.test/', () => 'Timed out resolving host slow-dns.test'],
@@ -104,6 +106,9 @@ const failures: Array<[string, () => string, (url: string) => string]> = [
     'a page that takes more memory than it may',
     () => `${fixtures.url}/memory-hog.html?mb=1000000`,
     (url) => `The page used more than ${PAGE_MEMORY_MB} MiB of memory and was stopped while capturing ${url}`,
+    // The page meets the limit in about two seconds; a capture time-out far beyond that lets a
+    // slow machine reach it too, instead of turning this into the time-out's message.
+    { capture_timeout_ms: 30_000 },
   ],
   ['an address the egress policy denies', () => 'http://127.0.0.2:8080/', () => 'blocked by egress policy: 127.0.0.2 is a loopback address'],
   [
@@ -124,9 +129,9 @@ const failures: Array<[string, () => string, (url: string) => string]> = [
 ];
 
 describe('failure messages', () => {
-  it.each(failures)('fails %s saying what happened', async (_what, target, expected) => {
+  it.each(failures)('fails %s saying what happened', async (_what, target, expected, settings = {}) => {
     const url = target();
-    const job = await runJob(url);
+    const job = await withSettings(server, settings, () => runJob(url));
     expect(job.status).toBe('failed');
     expect(job.error).toBe(expected(url));
     expect(job.error).not.toBe('The capture failed unexpectedly');

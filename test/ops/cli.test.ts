@@ -49,14 +49,18 @@ async function serveCollecting(args: string[]): Promise<ServeProcess> {
   return { child, url, firstLine: stdout.split('\n')[0], stderr: () => err, exited };
 }
 
-/** Runs the CLI with extra environment variables. */
-function runWith(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI with extra environment variables; `onStderr` sees its stderr so far each time more comes. */
+function runWith(
+  args: string[],
+  env: Record<string, string>,
+  onStderr: (err: string) => void = () => undefined,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
+    child.stderr.on('data', (d) => onStderr((err += d)));
     child.on('exit', (code) => resolve({ code, stdout: out, stderr: err }));
   });
 }
@@ -197,8 +201,15 @@ describe('capture', () => {
 
   it('prints the saved files in the order the devices were asked for, not the order their captures end in', async () => {
     const out = await tempDir();
-    // The desktop page answers 2.5 s late, so the mobile capture (running beside it) ends first.
-    const res = await runCli(['capture', `${fixtures.url}/slow-desktop.html?ms=2500`, '--devices', 'desktop,mobile', '--out', out, '--server', proc.url, '--key', key]);
+    // The desktop page is held until the command has saved the mobile image (captured beside it),
+    // so the first device asked for ends last.
+    const res = await runWith(
+      ['capture', `${fixtures.url}/held-desktop.html?name=cli-order`, '--devices', 'desktop,mobile', '--out', out, '--server', proc.url, '--key', key],
+      {},
+      (err) => {
+        if (/^mobile: saved 100%/m.test(err)) fixtures.release('cli-order');
+      },
+    );
     expect(res.code, res.stderr).toBe(0);
     const savedAt = (device: string) => res.stderr.search(new RegExp(`^${device}: saved 100%`, 'm'));
     expect(savedAt('mobile')).toBeGreaterThanOrEqual(0);

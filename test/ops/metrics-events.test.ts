@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processTree } from '../../bench/process-tree.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+import { withSettings } from '../helpers/with-settings.js';
 import { type Family, parsePrometheusText, sumOf } from './prom-text.js';
 
 /** Low, so the memory hog below meets it in about two seconds. */
@@ -82,18 +83,20 @@ describe('counters fed by the engine and the runner', () => {
   });
 
   it('counts a browser killed during a capture as a crash, and its replacement as a restart after an exit', async () => {
-    const delta = await deltas(async () => {
-      const id = await post({ url: `${fixtures.url}/tall.html?h=14000`, full_page: true });
-      await until('the capture', async () => {
-        const record = await server.srv.services.jobs.find(id);
-        return record?.status === 'processing' && record.progress >= 40;
-      });
-      const browsers = ourBrowsers();
-      expect(browsers.length).toBeGreaterThan(0);
-      for (const pid of browsers) process.kill(pid, 'SIGKILL');
-      const job = await waitForJob(server, key, id, 90_000);
-      expect(job.status, job.error).toBe('completed');
-    });
+    // The page's image is held until the browser is dead, and the page is not captured without it
+    // before a far-off navigation time-out: the capture is loading the page when the browser dies.
+    const delta = await withSettings(server, { navigation_timeout_ms: 30_000 }, () =>
+      deltas(async () => {
+        const id = await post({ url: `${fixtures.url}/embed-image.html?src=/held%3Fname%3Dcrash` });
+        await until("the request for the page's image", async () => fixtures.seen('/held?name=crash').length > 0);
+        const browsers = ourBrowsers();
+        expect(browsers.length).toBeGreaterThan(0);
+        for (const pid of browsers) process.kill(pid, 'SIGKILL');
+        fixtures.release('crash');
+        const job = await waitForJob(server, key, id, 90_000);
+        expect(job.status, job.error).toBe('completed');
+      }),
+    );
     expect(delta('screenshot_capture_crashes_total')).toBe(1);
     expect(delta('screenshot_browser_restarts_total', { reason: 'exited' })).toBe(1);
     expect(delta('screenshot_browser_hung_kills_total')).toBe(0);
@@ -113,5 +116,7 @@ describe('counters fed by the engine and the runner', () => {
     });
     expect(delta('screenshot_browser_hung_kills_total')).toBe(1);
     expect(delta('screenshot_capture_crashes_total')).toBe(1);
-  });
+    // The engine finds the frozen browser out after up to 10 s (opening a page) or 4 + 20 s (the
+    // navigation time-out, then closing the context), and the retry follows.
+  }, 120_000);
 });

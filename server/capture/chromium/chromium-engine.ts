@@ -49,14 +49,32 @@ export interface ChromiumEngineOptions {
    * capture fails saying so (PageMemoryGuard). @default 2048
    */
   pageMemoryMb?: number;
+  /**
+   * Time the browser has to open a capture's context and page; a browser that takes longer is
+   * taken to have hung and is killed, which costs every capture running in it a retry.
+   * @default 10000
+   */
+  openPageTimeoutMs?: number;
+  /**
+   * Time a capture's context has to close; past it the browser is taken to have hung and is
+   * killed, which costs every capture running in it a retry. CLOSE_CONTEXT_TIMEOUT_MS says
+   * why it is this long. @default 20000
+   */
+  closeContextTimeoutMs?: number;
 }
 
 const DEFAULT_PAGE_MEMORY_MB = 2048;
-
-/** A browser that cannot open a context in this long is considered hung. */
-const OPEN_JOB_TIMEOUT_MS = 10_000;
-/** A context that does not close in this long has a hung renderer; the browser is killed. */
-const CLOSE_JOB_TIMEOUT_MS = 5_000;
+const OPEN_PAGE_TIMEOUT_MS = 10_000;
+/**
+ * A context usually closes in well under a second, even on a loaded machine (two captures at a
+ * time on 2 cores at a load average near 10: median 61 ms, slowest 201 ms of 40; a page in an
+ * endless script loop, or in the middle of a 30,000 px screenshot, closes as fast). Yet a limit
+ * of 5 s was passed in a test run on such a machine: a healthy browser was killed and every
+ * capture in it retried, the dearest mistake to make when the machine is busiest. Noticing a
+ * browser that has truly hung a few seconds later costs less: that is rare, and it delays only
+ * the retries of the captures sent to it meanwhile.
+ */
+const CLOSE_CONTEXT_TIMEOUT_MS = 20_000;
 /**
  * Captures pages in the system Chromium through playwright-core: one browser process, a fresh
  * isolated context per capture, whose page the capture pipeline (capture-pipeline.ts) drives
@@ -66,6 +84,8 @@ const CLOSE_JOB_TIMEOUT_MS = 5_000;
 export class ChromiumEngine implements CaptureEngine {
   readonly name = 'chromium';
   private readonly recycleAfter: number;
+  private readonly openPageTimeoutMs: number;
+  private readonly closeContextTimeoutMs: number;
   private readonly commandLine: ChromiumCommandLine;
   private readonly log: Logger;
   /** The browser new captures go to. */
@@ -78,6 +98,8 @@ export class ChromiumEngine implements CaptureEngine {
 
   constructor(private readonly options: ChromiumEngineOptions) {
     this.recycleAfter = Math.max(1, options.recycleAfter ?? 200);
+    this.openPageTimeoutMs = options.openPageTimeoutMs ?? OPEN_PAGE_TIMEOUT_MS;
+    this.closeContextTimeoutMs = options.closeContextTimeoutMs ?? CLOSE_CONTEXT_TIMEOUT_MS;
     this.log = options.log ?? silentLogger;
     this.commandLine = chromiumCommandLine(options.proxyServer, options.extraArgs);
   }
@@ -167,7 +189,7 @@ export class ChromiumEngine implements CaptureEngine {
     let job: JobPage;
     try {
       job = await tripwire.race(
-        withDeadline(opening, OPEN_JOB_TIMEOUT_MS, () => new BrowserCrashedError('Chromium did not open a page in time')),
+        withDeadline(opening, this.openPageTimeoutMs, () => new BrowserCrashedError('Chromium did not open a page in time')),
       );
     } catch (err) {
       stopWatching();
@@ -234,11 +256,11 @@ export class ChromiumEngine implements CaptureEngine {
   private async closeJob(slot: BrowserSlot, job: JobPage): Promise<'closed' | 'killed' | 'gone'> {
     if (!slot.isConnected) return 'gone';
     try {
-      await withDeadline(job.context.close(), CLOSE_JOB_TIMEOUT_MS, () => new Error('context close timed out'));
+      await withDeadline(job.context.close(), this.closeContextTimeoutMs, () => new Error('context close timed out'));
       return 'closed';
     } catch {
       if (!slot.isConnected) return 'gone';
-      await this.kill(slot, `a context did not close within ${CLOSE_JOB_TIMEOUT_MS} ms`);
+      await this.kill(slot, `a context did not close within ${this.closeContextTimeoutMs} ms`);
       return 'killed';
     }
   }

@@ -4,8 +4,15 @@ import { type Logger, silentLogger } from '../../logger.js';
 
 /** How often the renderers' memory is read. A page growing 0.3 GB/s overshoots by at most ~75 MB. */
 const POLL_MS = 250;
-/** A page crash this soon after a kill may be taken to be that kill. */
-const KILL_ATTRIBUTION_MS = 5_000;
+/**
+ * A page crash this soon after a kill may be taken to be that kill. The crash arrives well within
+ * a second (killed renderer to the page's `crash` event, two captures at a time on 2 cores at a
+ * load average near 10: median 142 ms, slowest 530 ms of 10), but a machine busy enough to stall
+ * the browser for seconds must not turn a page stopped for its memory into a crash, retried and
+ * stopped again. A longer window costs little: only a kill that no page claims (a frame's own
+ * renderer, whose page does not crash) stays longer, to be mistaken for another page's crash.
+ */
+const KILL_ATTRIBUTION_MS = 20_000;
 
 function read(file: string): string | null {
   try {
@@ -77,8 +84,8 @@ export class PageMemoryGuard {
   }
 
   /**
-   * Called for a page whose renderer died: true when that was one of our kills, made in the last
-   * few seconds and not yet claimed by another page's crash. Each kill is claimed once, so a
+   * Called for a page whose renderer died: true when that was one of our kills, made within
+   * KILL_ATTRIBUTION_MS and not yet claimed by another page's crash. Each kill is claimed once, so a
    * renderer killed from outside right after one of ours is not mistaken for it (unless their
    * crashes arrive in the other order, which the count cannot tell apart).
    */
