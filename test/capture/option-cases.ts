@@ -55,6 +55,12 @@ const runId = () => `r${Date.now().toString(36)}-${++runs}`;
 const withOptions = (fixtureUrl: string, path: string, options: CaptureOptions, more: Partial<CaptureRequest> = {}) =>
   captureRequest(fixtureUrl, path, { ...more, options });
 
+/** Tells the /opt/turns-green.html page of `run` to turn green, whether it is waiting yet or not. */
+async function turnGreen(fixtureUrl: string, run: string): Promise<void> {
+  const response = await fetch(`${fixtureUrl}/opt/turn-green?run=${run}`, { signal: AbortSignal.timeout(5_000) });
+  assert.equal(response.status, 204, 'the page was told');
+}
+
 /** The JSON a /opt/echo.html page shows in `<pre id="…">`. */
 function echoed(result: CaptureResult, id: 'server' | 'client'): Record<string, unknown> {
   const match = new RegExp(`<pre id="${id}">(.*?)</pre>`).exec(result.html ?? '');
@@ -82,12 +88,24 @@ export const optionCases: ConformanceCase[] = [
   {
     name: 'delay waits before the capture',
     async run(engine, fixtureUrl) {
-      const without = await engine.capture(withOptions(fixtureUrl, '/opt/turns-green.html', {}));
-      assertColour(await pixel(without, 1000, 900), RED, 'without delay');
-      const started = Date.now();
-      const delayed = await engine.capture(withOptions(fixtureUrl, '/opt/turns-green.html', { delayMs: 1500 }));
-      assert.ok(Date.now() - started >= 1500, 'it took the delay at least');
-      assertColour(await pixel(delayed, 1000, 900), GREEN, 'with delay 1500');
+      // The page turns green only when told (turnGreen), never by itself.
+      const without = await engine.capture(withOptions(fixtureUrl, `/opt/turns-green.html?run=${runId()}`, {}));
+      assertColour(await pixel(without, 1000, 900), RED, 'never told to turn green');
+      // Told 250 ms after progress 40, which comes once the page has loaded and right before the
+      // options and the delay: a picture taken without the delay would come before that and be
+      // red; with it, the page has 1750 ms to turn green before the picture.
+      const run = runId();
+      let afterLoad = 0;
+      let told: Promise<void> | undefined;
+      const onProgress = (progress: number) => {
+        if (progress !== 40) return;
+        afterLoad = Date.now();
+        told = new Promise((resolve) => setTimeout(resolve, 250)).then(() => turnGreen(fixtureUrl, run));
+      };
+      const delayed = await engine.capture(withOptions(fixtureUrl, `/opt/turns-green.html?run=${run}`, { delayMs: 2000 }, { onProgress }));
+      assert.ok(afterLoad > 0 && Date.now() - afterLoad >= 2000, 'it took the delay at least, after load');
+      await told;
+      assertColour(await pixel(delayed, 1000, 900), GREEN, 'with delay 2000');
     },
   },
   {

@@ -3,29 +3,48 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * Pages that try to reach `?to=<origin>` in one way each, served from 127.0.0.1. Each page also
- * loads `/hold?ms=<hold>` (default 300), an image answered that late, so the load event and the
- * capture wait while the page makes its try.
+ * loads `/hold`, an image answered only once the test says the page's try has shown up
+ * (holdUntil), so the load event and the capture wait for the try however late it comes; with
+ * `?hold=<ms>` the image is answered that late instead, for a try nobody can see.
  */
 export interface HostilePages {
   origin: string;
   port: number;
   /** Paths requested so far. */
   paths: string[];
+  /**
+   * Answers each `/hold` once `tried()` is true, checked every 20 ms; after HOLD_MAX_MS anyway,
+   * so a try that never comes shows as a failed check, not as a capture's time-out.
+   */
+  holdUntil(tried: () => boolean): void;
   close(): Promise<void>;
 }
 
-/** The page for each way of reaching the target; `to` is the target origin (http://host:port). */
-function pageFor(name: string, to: string, holdMs: number): string | null {
-  // A slow image keeps the load event, and so the capture, waiting while the page makes its try.
-  const hold = `<img src="/hold?ms=${holdMs}" width="1" height="1" alt="">`;
-  const html = (body: string) =>
+/** The longest a page's `/hold` waits for its try: short of the tests' 10 s navigation time-out. */
+export const HOLD_MAX_MS = 8_000;
+
+/** How many tries each page makes (one unless said here): a worker fetches and opens a socket. */
+export const TRIES: Readonly<Record<string, number>> = { '/worker': 2 };
+
+/**
+ * The page for each way of reaching the target; `to` is the target origin (http://host:port),
+ * `holdMs` a fixed time for its `/hold`, or null for until its try has shown up.
+ */
+function pageFor(name: string, to: string, holdMs: number | null): string | null {
+  const src = `/hold${holdMs === null ? '' : `?ms=${holdMs}`}`;
+  // A held image keeps the load event, and so the capture, waiting while the page makes its try.
+  const holdingImage = `<img src="${src}" width="1" height="1" alt="">`;
+  const html = (body: string, hold = holdingImage) =>
     `<!doctype html><html><head><meta charset="utf-8"><title>hostile</title></head><body>${body}${hold}</body></html>`;
   const script = (code: string) => html(`<script>${code}</script>`);
   const ws = to.replace(/^http/, 'ws');
   const q = encodeURIComponent(to);
   switch (name) {
     case '/meta-refresh':
-      return html(`<meta http-equiv="refresh" content="0;url=${to}/meta-refresh-target">`);
+      // A refresh waits for the load event, which a held image would keep back until HOLD_MAX_MS.
+      // A held fetch leaves the load alone, and the capture waits after load for the requests in
+      // flight (up to 1.5 s, NETWORK_IDLE_MAX_MS), so for the refresh too.
+      return html(`<meta http-equiv="refresh" content="0;url=${to}/meta-refresh-target">`, `<script>fetch(${JSON.stringify(src)})</script>`);
     case '/js-redirect':
       return script(`location.href = ${JSON.stringify(`${to}/js-redirect-target`)};`);
     case '/img':
@@ -63,15 +82,31 @@ function pageFor(name: string, to: string, holdMs: number): string | null {
 export async function startHostilePages(port = 0): Promise<HostilePages> {
   const paths: string[] = [];
   const holds = new Set<NodeJS.Timeout>();
+  let tried: () => boolean = () => true;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://hostile');
     paths.push(url.pathname);
     if (url.pathname === '/hold') {
-      const timer = setTimeout(() => {
-        holds.delete(timer);
+      const answer = () => {
         res.writeHead(200, { 'content-type': 'image/gif', 'cache-control': 'no-store' });
         res.end(Buffer.from('R0lGODlhAQABAAAAACwAAAAAAQABAAA=', 'base64'));
-      }, Number(url.searchParams.get('ms') ?? 0));
+      };
+      const ms = url.searchParams.get('ms');
+      if (ms !== null) {
+        const timer = setTimeout(() => {
+          holds.delete(timer);
+          answer();
+        }, Number(ms));
+        holds.add(timer);
+        return;
+      }
+      const until = Date.now() + HOLD_MAX_MS;
+      const timer = setInterval(() => {
+        if (!tried() && Date.now() < until) return;
+        clearInterval(timer);
+        holds.delete(timer);
+        answer();
+      }, 20);
       holds.add(timer);
       return;
     }
@@ -79,7 +114,8 @@ export async function startHostilePages(port = 0): Promise<HostilePages> {
       res.writeHead(302, { location: `${url.searchParams.get('to')}/redirect-target`, 'cache-control': 'no-store' });
       return res.end();
     }
-    const body = pageFor(url.pathname, url.searchParams.get('to') ?? '', Number(url.searchParams.get('hold') ?? 300));
+    const hold = url.searchParams.get('hold');
+    const body = pageFor(url.pathname, url.searchParams.get('to') ?? '', hold === null ? null : Number(hold));
     const type = url.pathname.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8';
     res.writeHead(body === null ? 404 : 200, { 'content-type': type, 'cache-control': 'no-store' });
     res.end(body ?? 'not found');
@@ -93,6 +129,9 @@ export async function startHostilePages(port = 0): Promise<HostilePages> {
     origin: `http://127.0.0.1:${actual}`,
     port: actual,
     paths,
+    holdUntil: (condition) => {
+      tried = condition;
+    },
     close: async () => {
       for (const timer of holds) clearTimeout(timer);
       server.closeAllConnections();
