@@ -207,7 +207,9 @@ describe('ChromiumEngine', () => {
 
   it('kills a browser that stops answering, reports it as a crash and captures again', async () => {
     const logs: string[] = [];
-    const engine = new ChromiumEngine({ executablePath, log: lineLogger((line) => logs.push(line)) });
+    // The close watchdog is what this test is about: given 5 s here (20 s by default), it fires
+    // before the next capture's open-page watchdog (10 s) would find the browser hung instead.
+    const engine = new ChromiumEngine({ executablePath, closeContextTimeoutMs: 5_000, log: lineLogger((line) => logs.push(line)) });
     let stopped: number | undefined;
     try {
       await engine.capture(request(fixture, '/small.html')); // leaves a pre-warmed context ready
