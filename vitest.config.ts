@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/helpers/setup.ts'],
     // Chromium-backed suites share two cores; running files one at a time keeps timings sane.
     fileParallelism: false,
     testTimeout: 60_000,

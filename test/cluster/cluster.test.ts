@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { type HeldImages, startHeldImages } from '../helpers/held-images.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -68,6 +69,9 @@ const v1 = (node: ServeProcess, key: string, method: string, route: string, body
     headers: { 'x-api-key': key, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+
+// Its tests count calls across the nodes, up to the last one: the whole file runs on one UTC day.
+beforeAll(() => clearOfMidnight(5 * 60_000), 5 * 60_000 + 5_000);
 
 beforeAll(async () => {
   postgres = await startPostgres();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { MIGRATIONS } from '../../server/store/pg/migrations.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
 import { runCli, serve } from '../helpers/cli-process.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, tempDir, waitForJob } from '../helpers/test-server.js';
@@ -15,6 +16,9 @@ import { startTestServer, tempDir, waitForJob } from '../helpers/test-server.js'
 let postgres: TestPostgres;
 let fixtures: FixtureServer;
 const dirs: string[] = [];
+
+// The imported usage must still be today's when the nodes read it: the whole file runs on one UTC day.
+beforeAll(() => clearOfMidnight(2 * 60_000), 2 * 60_000 + 5_000);
 
 beforeAll(async () => {
   postgres = await startPostgres();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
+import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
@@ -16,6 +17,9 @@ let server: ServeProcess | undefined;
 let token = '';
 let key = '';
 const output: string[] = [];
+
+// Its tests count calls across restarts of one server: the whole file runs on one UTC day.
+beforeAll(() => clearOfMidnight(2 * 60_000), 2 * 60_000 + 5_000);
 
 beforeAll(async () => {
   fixtures = await startFixtureServer();
