@@ -1,14 +1,13 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
-import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { account, admin, adminToken, type ClusterNode, ClusterNodes, endedJobs, killWhileCapturing, postInWaves, v1 } from '../helpers/cluster-nodes.js';
 import { type HeldImages, startHeldImages } from '../helpers/held-images.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -25,50 +24,13 @@ let database: string;
 let fixtures: FixtureServer;
 let heldImages: HeldImages;
 let filesDir: string;
-const nodes: Array<ServeProcess & { dataDir: string; name: string }> = [];
-const dirs: string[] = [];
+let cluster: ClusterNodes;
+let nodes: ClusterNode[];
 
 /** Webhooks as the receiver gets them: every POST, by job, with its webhook-id. */
 const received = new Map<string, Array<{ id: string; type: string }>>();
 let receiver: http.Server;
 let hookUrl: string;
-
-async function startNode(): Promise<(typeof nodes)[number]> {
-  const dataDir = await tempDir('sa-node-');
-  dirs.push(dataDir);
-  const args = ['--data', dataDir, '--database', database, '--files', filesDir, '--egress-allow', '127.0.0.1/32', '--concurrency', '2', '--browsers', '1'];
-  const proc = await serve(args, 60_000, { SCREENSHOT_JOB_LEASE_SECONDS: String(LEASE_SECONDS) });
-  const name = /this node is (\S+) of the cluster/.exec(proc.stderr())?.[1] ?? '';
-  const node = { ...proc, dataDir, name };
-  nodes.push(node);
-  return node;
-}
-
-const adminToken = (node: { dataDir: string }) => fs.readFile(path.join(node.dataDir, 'admin-token'), 'utf8').then((t) => t.trim());
-
-async function admin(node: ServeProcess & { dataDir: string }, method: string, route: string, body?: unknown) {
-  const res = await fetch(`${node.url}/admin/api${route}`, {
-    method,
-    headers: { authorization: `Bearer ${await adminToken(node)}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-async function account(node: (typeof nodes)[number], limits: { daily_limit?: number } = {}): Promise<{ key: string; accountId: string }> {
-  const created = await admin(node, 'POST', '/accounts', { email: `team-${Math.random().toString(36).slice(2)}@example.com`, email_verified: true, ...limits });
-  expect(created.status).toBe(201);
-  const key = await admin(node, 'POST', `/accounts/${created.body.id}/keys`, { name: 'cluster' });
-  expect(key.status).toBe(201);
-  return { key: key.body.key, accountId: created.body.id };
-}
-
-const v1 = (node: ServeProcess, key: string, method: string, route: string, body?: unknown) =>
-  fetch(`${node.url}/v1${route}`, {
-    method,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
 
 // Its tests count calls across the nodes, up to the last one: the whole file runs on one UTC day.
 beforeAll(() => clearOfMidnight(5 * 60_000), 5 * 60_000 + 5_000);
@@ -79,7 +41,8 @@ beforeAll(async () => {
   fixtures = await startFixtureServer();
   heldImages = await startHeldImages();
   filesDir = await tempDir('sa-shared-files-');
-  dirs.push(filesDir);
+  cluster = new ClusterNodes({ database, files: filesDir, leaseSeconds: LEASE_SECONDS });
+  nodes = cluster.nodes;
   receiver = http.createServer((req, res) => {
     let text = '';
     req.on('data', (d) => (text += d));
@@ -92,21 +55,18 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   // The first node migrates the schema and makes the admin token; the others find both.
-  await startNode();
-  await Promise.all([startNode(), startNode()]);
+  await cluster.start();
+  await Promise.all([cluster.start(), cluster.start()]);
 }, 180_000);
 
 afterAll(async () => {
-  for (const node of nodes) {
-    node.child.kill('SIGTERM');
-    await node.exited;
-  }
+  await cluster?.stop();
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
   await fixtures?.close();
   await heldImages?.close();
   await postgres?.stop();
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+  await fs.rm(filesDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('a cluster of three nodes on one PostgreSQL', () => {
@@ -156,54 +116,13 @@ describe('a cluster of three nodes on one PostgreSQL', () => {
     // Each page waits for its image, which the test holds until the third node is dead: no
     // capture can end before the kill, so the node dies inside those it has begun.
     const page = (n: number) => `${fixtures.url}/embed-image.html?src=${encodeURIComponent(`${heldImages.url}/${n}.png`)}&n=${n}`;
-    const ids: string[] = [];
     // Five requests per node at a time, a wave a second: within the per-node rate limit of 10 a second.
-    for (let wave = 0; wave < JOBS / 15; wave++) {
-      const posted = await Promise.all(
-        Array.from({ length: 15 }, async (_, i) => {
-          const n = wave * 15 + i;
-          const res = await v1(nodes[n % 3], key, 'POST', '/screenshot', { url: page(n), callback_url: hookUrl });
-          expect(res.status).toBe(201);
-          return ((await res.json()) as { job_id: string }).job_id;
-        }),
-      );
-      ids.push(...posted);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-
+    const ids = await postInWaves(nodes, key, JOBS, 15, (n) => ({ url: page(n), callback_url: hookUrl }));
     // Kill the third node while it holds a job it is capturing.
-    const victim = nodes[2];
-    const db = new pg.Client({ connectionString: database });
-    await db.connect();
-    try {
-      await expect
-        .poll(
-          async () =>
-            (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'processing' AND doc->>'lease_owner' = $1`, [victim.name])).rows[0].n,
-          { timeout: 60_000, interval: 50 },
-        )
-        .toBeGreaterThan(0);
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      const orphaned = (await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'processing' AND doc->>'lease_owner' = $1`, [victim.name])).rows[0].n;
-      expect(orphaned).toBeGreaterThan(0);
-    } finally {
-      await db.end();
-      heldImages.release();
-    }
+    await killWhileCapturing(database, nodes[2], () => heldImages.release());
 
     const survivors = nodes.slice(0, 2);
-    // The admin job list is not rate limited: it tells when every job has ended.
-    const ended = async () =>
-      ((await admin(survivors[0], 'GET', `/jobs?account_id=${accountId}&limit=100`)).body.jobs as Array<{ status: string }>).filter(
-        (j) => j.status === 'completed' || j.status === 'failed',
-      ).length;
-    await expect.poll(ended, { timeout: 120_000, interval: 500 }).toBe(JOBS);
-    const statuses: Array<{ status: string; screenshot_url?: string; error?: string }> = [];
-    for (const [i, id] of ids.entries()) {
-      statuses.push(await (await v1(survivors[i % 2], key, 'GET', `/screenshot/${id}`)).json());
-      await new Promise((r) => setTimeout(r, 120));
-    }
+    const statuses = await endedJobs(survivors, key, accountId, ids);
     expect(statuses.filter((s) => s.status !== 'completed')).toEqual([]);
 
     // One webhook per job: every job's end was stored and announced once. Delivery is at least
