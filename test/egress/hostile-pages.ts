@@ -28,9 +28,10 @@ export const TRIES: Readonly<Record<string, number>> = { '/worker': 2 };
 
 /**
  * The page for each way of reaching the target; `to` is the target origin (http://host:port),
- * `holdMs` a fixed time for its `/hold`, or null for until its try has shown up.
+ * `holdMs` a fixed time for its `/hold`, or null for until its try has shown up; `self` is this
+ * server's own origin by address.
  */
-function pageFor(name: string, to: string, holdMs: number | null): string | null {
+function pageFor(name: string, to: string, holdMs: number | null, self: string): string | null {
   const src = `/hold${holdMs === null ? '' : `?ms=${holdMs}`}`;
   // A held image keeps the load event, and so the capture, waiting while the page makes its try.
   const holdingImage = `<img src="${src}" width="1" height="1" alt="">`;
@@ -71,8 +72,9 @@ function pageFor(name: string, to: string, holdMs: number | null): string | null
           `pc.createDataChannel('x'); pc.createOffer().then((o) => pc.setLocalDescription(o));`,
       );
     case '/rebind':
-      // Same origin, asked again once the name has moved to another address.
-      return script(`setTimeout(() => fetch('/rebind-again').catch(() => {}), 100);`);
+      // Same origin, asked again once the name has moved to another address. Its own name no
+      // longer leads here by then, so the held image is asked of this server by its address.
+      return html(`<script>setTimeout(() => fetch('/rebind-again').catch(() => {}), 100);</script>`, holdingImage.replace(src, self + src));
     default:
       return null;
   }
@@ -115,7 +117,7 @@ export async function startHostilePages(port = 0): Promise<HostilePages> {
       return res.end();
     }
     const hold = url.searchParams.get('hold');
-    const body = pageFor(url.pathname, url.searchParams.get('to') ?? '', hold === null ? null : Number(hold));
+    const body = pageFor(url.pathname, url.searchParams.get('to') ?? '', hold === null ? null : Number(hold), `http://127.0.0.1:${req.socket.localPort}`);
     const type = url.pathname.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8';
     res.writeHead(body === null ? 404 : 200, { 'content-type': type, 'cache-control': 'no-store' });
     res.end(body ?? 'not found');
