@@ -2,6 +2,7 @@ import type { CaptureCookie, HtmlDocument } from '../capture/capture-options.js'
 import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/options/html-document.js';
 import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
+import { httpUrl } from '../contract/http-url.js';
 import { MAX_HTML_BYTES, MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from '../contract/v1.js';
 import { validateBody } from '../contract/validate.js';
 import { ValidationError } from '../domain-errors.js';
@@ -10,42 +11,6 @@ import type { JobOptions, JobSecrets } from '../store/records/job-options.js';
 import { checkStoragePath } from '../uploads/storage-path.js';
 
 export { MAX_URL_LENGTH };
-
-/** An http(s) address, normalised; what a schema cannot say about a URL. */
-function httpUrl(field: string, value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new ValidationError(`${field} is not a valid URL; it must include the scheme http:// or https://`, field);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ValidationError(`${field} must use the scheme http:// or https://`, field);
-  }
-  if (!url.hostname) throw new ValidationError(`${field} has no host`, field);
-  return url.href;
-}
-
-/**
- * Text before the host that ends with `@`, however the address spells its slashes (`//`, `\\`,
- * one or none: the URL parser reads them all alike): a user name, a password, or an empty
- * userinfo. Tabs and newlines are dropped first, as the parser drops them.
- */
-const USERINFO = /^[a-z][a-z\d+.-]*:[\\/]*[^\\/?#]*@/i;
-
-/**
- * The page's address may not carry credentials (`http://user:pw@host/`): the job's `url` is
- * stored, shown in the status resource and the panel, and sent in every webhook, so a password
- * there would be in clear in all of them. `http_auth` takes them instead, sealed until the job ends.
- */
-function refuseUserinfo(field: string, raw: string, url: URL): void {
-  if (url.username !== '' || url.password !== '' || USERINFO.test(raw.trim().replace(/[\t\n\r]/g, ''))) {
-    throw new ValidationError(
-      `${field} may not contain a user name or password (user:password@); send credentials in http_auth, which is kept sealed and never shown`,
-      field,
-    );
-  }
-}
 
 /** `devices` as asked: `all` expands to every device, duplicates collapse, order is kept. */
 function expandDevices(devices: readonly string[]): DeviceName[] {
@@ -96,7 +61,6 @@ function pageToRender(input: ScreenshotRequest): { url: string; address: string;
     if (input.url === undefined) throw new ValidationError('url is required, or html instead: give exactly one of them', 'url');
     if (input.url.trim() === '') throw new ValidationError('url must be a non-empty string', 'url');
     const url = httpUrl('url', input.url);
-    refuseUserinfo('url', input.url, new URL(url));
     return { url, address: url };
   }
   if (Buffer.byteLength(input.html, 'utf8') > MAX_HTML_BYTES) {
@@ -104,7 +68,6 @@ function pageToRender(input: ScreenshotRequest): { url: string; address: string;
   }
   if (input.base_url === undefined) return { url: HTML_JOB_URL, address: HTML_PLACEHOLDER_URL, html: { document: input.html } };
   const base = new URL(httpUrl('base_url', input.base_url));
-  refuseUserinfo('base_url', input.base_url, base);
   // The document's request never carries a fragment; the address is matched without one.
   base.hash = '';
   return { url: HTML_JOB_URL, address: base.href, html: { document: input.html, baseUrl: base.href } };

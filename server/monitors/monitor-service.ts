@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 
+import { httpUrl } from '../contract/http-url.js';
 import { MONITOR_CAPTURE_FIELDS, MonitorRequest, MonitorUpdate } from '../contract/monitors.js';
 import { validateBody } from '../contract/validate.js';
 import type { SecretBox } from '../crypto/secret-box.js';
@@ -57,7 +58,7 @@ export class MonitorService {
       schedule: input.schedule,
       threshold: input.threshold,
       mask_selectors: input.mask_selectors,
-      callback_url: input.callback_url ? callbackUrl(input.callback_url) : null,
+      callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,
@@ -110,7 +111,7 @@ export class MonitorService {
     if (input.name !== undefined) change.name = input.name;
     if (input.threshold !== undefined) change.threshold = input.threshold;
     if (input.mask_selectors !== undefined) change.mask_selectors = input.mask_selectors;
-    if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : callbackUrl(input.callback_url);
+    if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
     if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -201,16 +202,4 @@ export class MonitorService {
 /** The capture fields of a monitor request, as sent. */
 function captureOf(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([field]) => MONITOR_CAPTURE_FIELDS.includes(field)));
-}
-
-/** An http(s) callback address. */
-function callbackUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new ValidationError('callback_url is not a valid URL; it must include the scheme http:// or https://', 'callback_url');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError('callback_url must use the scheme http:// or https://', 'callback_url');
-  return url.href;
 }
