@@ -9,6 +9,17 @@ import { foldDatafile, type FoldSource } from './nedb-fold.js';
 
 type Doc = Record<string, unknown>;
 
+/**
+ * A datafile is folded once it has grown past this many times the size it had after its last
+ * fold (or load): NeDB appends a whole document's line at every change, so a document changed
+ * often (a monitor's claims, a PATCH) grows its file without end until a fold. Folding costs
+ * about the live size and waits for this much growth, so it costs at most a fraction of what
+ * was appended.
+ */
+export const FOLD_GROWTH = 4;
+/** No datafile is folded for its growth while it is smaller than this. */
+export const FOLD_FLOOR_BYTES = 1 << 20;
+
 /** The parts of @seald-io/nedb 4's Datastore (behind nedb-promises) this module reaches into. */
 interface NedbDatastore {
   persistence: {
@@ -18,6 +29,7 @@ interface NedbDatastore {
   };
   indexes: Record<string, unknown>;
   _resetIndexes(docs?: Doc[]): void;
+  compactDatafileAsync(): Promise<void>;
 }
 
 export interface DatafileGuardOptions {
@@ -45,6 +57,11 @@ export interface DatafileGuardOptions {
  * append. So a failed append is cut off the file again and the documents are reloaded from the
  * file: memory, the file and what a restart loads stay the same, and the caller gets a
  * DiskFullError. A full disk while loading does not stop the start: the file is used as it is.
+ *
+ * It also folds the file once it has grown FOLD_GROWTH times past its size after the last fold,
+ * in NeDB's executor right after the write that passed it. A file loaded from what a prefilter
+ * read (`parsed`: jobs.db, whose lines of jobs left out must stay until their files are gone) is
+ * folded for its growth only after its first fold asked for from outside.
  */
 export async function loadGuarded(store: NedbFile<{ _id: string }>, options: DatafileGuardOptions): Promise<void> {
   const { filename, log } = options;
@@ -57,6 +74,21 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
   const readFile = persistence.treatRawStreamAsync.bind(persistence);
   let endsMidLine = options.endsMidLine;
   let loading = true;
+  /** The file's size after its last fold (or load), and whether its growth may fold it. */
+  let folded = 0;
+  let foldsForGrowth = options.rewrite && !options.parsed;
+  let foldQueued = false;
+
+  const foldIfGrown = (size: number) => {
+    if (!foldsForGrowth || foldQueued || size < FOLD_FLOOR_BYTES || size <= FOLD_GROWTH * folded) return;
+    foldQueued = true;
+    // Queued in NeDB's executor behind the write under way, never interleaved with another.
+    db.compactDatafileAsync()
+      .catch((err: unknown) => log.warn({ err }, `could not fold ${filename}; the next write past its size tries again`))
+      .finally(() => {
+        foldQueued = false;
+      });
+  };
 
   const undo = async (size: number) => {
     try {
@@ -81,6 +113,7 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
       if (midLine) await fs.appendFile(filename, '\n');
       endsMidLine = false;
       await append(docs);
+      foldIfGrown(size);
     } catch (err) {
       endsMidLine = midLine;
       await undo(size);
@@ -105,6 +138,8 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
     try {
       await compact();
       endsMidLine = false;
+      folded = (await fs.stat(filename)).size;
+      foldsForGrowth = true;
     } catch (err) {
       // The new file is written beside the old one (`<file>~`) and renamed over it only when whole.
       await fs.rm(`${filename}~`, { force: true }).catch(() => undefined);
@@ -121,6 +156,10 @@ export async function loadGuarded(store: NedbFile<{ _id: string }>, options: Dat
   } finally {
     loading = false;
   }
+  folded = await fs.stat(filename).then(
+    (stat) => stat.size,
+    () => 0,
+  );
 }
 
 /** The fields a datastore keeps an index on (besides `_id`), as loaded from its file or ensured since. */
