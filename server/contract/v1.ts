@@ -87,10 +87,10 @@ export const captureOptionFields = {
   reduced_motion: Flag('prefers-reduced-motion: reduce, and CSS animations and transitions frozen'),
   media_type: Type.Optional(Type.Enum(['screen', 'print'], { default: 'screen', description: 'CSS media type' })),
   headers: Type.Optional(
-    Type.Record(Type.String({ pattern: TOKEN_PATTERN }), Type.String({ maxLength: 8192 }), {
+    Type.Record(Type.String(), Type.String({ maxLength: 8192 }), {
       maxProperties: 50,
-      // A name that is no HTTP token matches no pattern: refused, not let through.
-      additionalProperties: false,
+      // A name that is no HTTP token is refused with a message naming it, not let through.
+      propertyNames: { type: 'string', pattern: TOKEN_PATTERN, description: "an HTTP token: letters, digits and !#$%&'*+-.^_`|~" },
       description:
         "Extra request headers sent only to the page's own origin; hop-by-hop headers, Host, Cookie (use cookies) and Proxy-* are refused. Values are never shown back",
     }),

@@ -61,7 +61,8 @@ function fieldOf(error: ErrorObject): string {
 }
 
 /** The ValidationError for ajv's errors: unknown fields first, then missing ones, then values. */
-function refusal(errors: ErrorObject[], value: unknown): ValidationError {
+function refusal(all: ErrorObject[], value: unknown): ValidationError {
+  const errors = withinClosestBranches(all).filter((e) => !e.schemaPath.includes('/propertyNames/'));
   const unknown = errors.filter((e) => e.keyword === 'additionalProperties' && e.instancePath === '');
   if (unknown.length) {
     const names = unknown.map((e) => String(e.params.additionalProperty));
@@ -73,16 +74,55 @@ function refusal(errors: ErrorObject[], value: unknown): ValidationError {
     const inside = missing.instancePath ? `${readablePath(missing.instancePath)}.` : '';
     return new ValidationError(`${inside}${String(missing.params.missingProperty)} is required`, fieldOf(missing));
   }
-  const first = errors[0];
-  // A union (`string or null`) reports each branch and then itself: the union says it best.
-  const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath);
-  const error = union ?? first;
+  const error = errors[0];
   const field = fieldOf(error);
-  // A field inside an object is named by its path (clip.width, cookies[0].name); an entry of a
-  // top-level array is worded by mustBe() itself.
-  const nested = error.instancePath.split('/').length > 2 && !/^\/[^/]+\/\d+$/.test(error.instancePath);
+  // A field inside an object is named by its path (clip.width, cookies[0].name), as is an object
+  // refused for its fields (cookies[0] has an unknown field); any other entry of a top-level array
+  // is worded by mustBe() itself.
+  const ofFields = error.keyword === 'additionalProperties' || error.keyword === 'propertyNames';
+  const nested = error.instancePath.split('/').length > 2 && (ofFields || !/^\/[^/]+\/\d+$/.test(error.instancePath));
   const named = nested ? readablePath(error.instancePath) : field;
   return new ValidationError(`${named} ${mustBe(error, valueAt(value, error.instancePath))}`, field);
+}
+
+/**
+ * ajv's errors with each union (`anyOf`) narrowed to the branch the value came closest to: a
+ * branch whose type the value has beats one whose type it has not, then the fewest complaints
+ * about the value itself (a missing or unknown field, a wrong type), then the fewest in all.
+ * So `{every_minutes: 0}` is told about every_minutes' range rather than that cron is missing,
+ * and a name too long for `string or null` that it is too long. When no branch comes closest,
+ * the union's own error stays, and the message says what each branch takes.
+ */
+function withinClosestBranches(errors: ErrorObject[]): ErrorObject[] {
+  let kept = errors;
+  // Innermost unions first, so an outer union weighs its branches by their narrowed errors.
+  const unions = errors.filter((e) => e.keyword === 'anyOf').sort((a, b) => b.schemaPath.length - a.schemaPath.length);
+  for (const union of unions) {
+    const prefix = `${union.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of kept) {
+      if (!e.schemaPath.startsWith(prefix)) continue;
+      const branch = e.schemaPath.slice(prefix.length).split('/')[0];
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const scored = [...branches.values()].map((list) => ({ list, score: distance(list, union.instancePath) }));
+    scored.sort((a, b) => a.score[0] - b.score[0] || a.score[1] - b.score[1] || a.score[2] - b.score[2]);
+    const [best, next] = scored;
+    const tied = !best || (next && best.score.every((n, i) => n === next.score[i]));
+    // Tied: the union's own error speaks for all its branches.
+    kept = tied
+      ? kept.filter((e) => !e.schemaPath.startsWith(prefix))
+      : kept.filter((e) => e !== union && (!e.schemaPath.startsWith(prefix) || best.list.includes(e)));
+  }
+  return kept;
+}
+
+/** How far a value is from one branch of a union at `at`: wrong type, complaints about its shape, complaints in all. */
+function distance(errors: ErrorObject[], at: string): [number, number, number] {
+  const own = errors.filter((e) => e.instancePath === at && e.keyword !== 'anyOf');
+  const wrongType = own.some((e) => e.keyword === 'type' || e.keyword === 'const' || e.keyword === 'enum') ? 1 : 0;
+  const shape = own.filter((e) => ['required', 'additionalProperties', 'type'].includes(e.keyword)).length;
+  return [wrongType, shape, errors.length];
 }
 
 /** A JSON pointer as a reader writes it: /cookies/0/name → cookies[0].name. */
@@ -110,13 +150,24 @@ interface Schema {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   items?: Schema;
   anyOf?: Schema[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  propertyNames?: Schema;
+  description?: string;
 }
 
 const list = (values: unknown[]) => values.map(String).join(', ');
 const orList = (values: unknown[]) =>
   values.length > 1 ? `${values.slice(0, -1).map(String).join(', ')} or ${String(values[values.length - 1])}` : String(values[0]);
+
+/** An object's fields as a reader writes them: `cron, timezone?`. */
+const fieldList = (schema: Schema) =>
+  Object.keys(schema.properties ?? {})
+    .map((name) => (schema.required?.includes(name) ? name : `${name}?`))
+    .join(', ');
 
 /** What a value of `schema` must be, as the rest of a sentence starting with the field's name. */
 function describe(schema: Schema): string {
@@ -129,7 +180,11 @@ function describe(schema: Schema): string {
     case 'integer':
       if (schema.minimum !== undefined && schema.maximum !== undefined) return `a whole number from ${schema.minimum} to ${schema.maximum}`;
       return schema.minimum !== undefined ? `a whole number of at least ${schema.minimum}` : 'a whole number';
+    case 'number':
+      if (schema.minimum !== undefined && schema.maximum !== undefined) return `a number from ${schema.minimum} to ${schema.maximum}`;
+      return schema.minimum !== undefined ? `a number of at least ${schema.minimum}` : 'a number';
     case 'string':
+      if (schema.minLength && schema.minLength > 1) return `a string of at least ${schema.minLength} characters`;
       return schema.minLength ? 'a non-empty string' : 'a string';
     case 'array': {
       const of = schema.items?.enum ? ` of ${orList(schema.items.enum)}` : '';
@@ -138,7 +193,7 @@ function describe(schema: Schema): string {
     case 'null':
       return 'null';
     case 'object':
-      return 'an object';
+      return schema.properties ? `an object {${fieldList(schema)}}` : 'an object';
     default:
       return 'a valid value';
   }
@@ -153,6 +208,17 @@ function mustBe(error: ErrorObject, value: unknown): string {
       return `is longer than ${schema.maxLength} characters`;
     case 'maxItems':
       return `holds at most ${schema.maxItems} entries`;
+    case 'maxProperties':
+      return `holds at most ${schema.maxProperties} entries`;
+    case 'uniqueItems':
+      return `lists ${JSON.stringify((value as unknown[])[Number(error.params.j)])} twice`;
+    case 'additionalProperties':
+      if (!schema.properties) return `may not have the field ${String(error.params.additionalProperty)}`;
+      return `has an unknown field ${String(error.params.additionalProperty)}; allowed: ${fieldList(schema).replace(/\?/g, '')}`;
+    case 'propertyNames': {
+      const rule = schema.propertyNames?.description;
+      return `has an invalid name ${JSON.stringify(error.params.propertyName)}${rule ? `; a name must be ${rule}` : ''}`;
+    }
     case 'pattern':
       return 'is not in the expected form';
     case 'format':
