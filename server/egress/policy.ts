@@ -71,9 +71,10 @@ export interface EgressTarget {
 export interface EgressPolicy {
   /**
    * Canonicalises the URL (scheme case, decimal/octal/hex IPv4, bracketed/mapped IPv6, user@host,
-   * trailing dots, *.localhost), rejects non-http(s), resolves the host ONCE, checks every
-   * address; returns the vetted address to pin the connection to. Throws EgressDeniedError, or
-   * HostNotFoundError / HostLookupTimeoutError when the name does not resolve.
+   * trailing dots, *.localhost), rejects non-http(s), resolves the host ONCE (a .invalid or .onion
+   * name never: HostNotFoundError at once), checks every address; returns the vetted address to
+   * pin the connection to. Throws EgressDeniedError, or HostNotFoundError / HostLookupTimeoutError
+   * when the name does not resolve.
    */
   checkUrl(url: string): Promise<{ url: URL } & EgressTarget>;
   /** The same check for a bare host and port (a proxy CONNECT target), with the same errors. */
@@ -187,6 +188,8 @@ export class IpEgressPolicy implements EgressPolicy {
     } else if (host === 'localhost' || host.endsWith('.localhost')) {
       // Browsers answer these names with loopback without asking DNS (RFC 6761); so do we.
       targets = [{ address: '127.0.0.1', family: 4 }];
+    } else if (isNeverResolved(host)) {
+      throw new HostNotFoundError(host);
     } else {
       targets = await lookup(this.resolve, host, this.lookupTimeoutMs);
     }
@@ -238,6 +241,19 @@ export class IpEgressPolicy implements EgressPolicy {
     }
     return null;
   }
+}
+
+/**
+ * Names no lookup may be made for: `.invalid` (RFC 6761 6.4: resolvers answer no at once; an
+ * `html` job's default address is one, HTML_PLACEHOLDER_URL) and `.onion` (RFC 7686: outside
+ * Tor, refused without a DNS query, which would tell the network the name). `.test` and
+ * `.example` are looked up as any name, as RFC 6761 asks of applications.
+ */
+const NEVER_RESOLVED = ['invalid', 'onion'];
+
+function isNeverResolved(host: string): boolean {
+  const last = host.slice(host.lastIndexOf('.') + 1);
+  return NEVER_RESOLVED.includes(last);
 }
 
 /** Lower case, no brackets around IPv6, no trailing dots (the URL parser has done the rest). */
