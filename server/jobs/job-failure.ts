@@ -35,6 +35,14 @@ export interface JobFailure {
   label: FailureClass;
 }
 
+/** A job that was under way each time the service stopped, too often to be run again (MAX_RUNS_AFTER_A_STOP). */
+export class StoppedServiceError extends Error {
+  override readonly name = 'StoppedServiceError';
+  constructor(readonly starts: number) {
+    super(`The service stopped ${starts} times while capturing this page; it is not tried again`);
+  }
+}
+
 /**
  * Failures a user's request can cause, whose messages say what happened in words safe to show:
  * the egress policy, a host name that does not resolve, the page (CaptureError).
@@ -44,6 +52,8 @@ const SAYS_WHAT_HAPPENED: ReadonlyArray<[new (...args: never[]) => Error, Failur
   [HostNotFoundError, 'dns'],
   [HostLookupTimeoutError, 'dns'],
   [CaptureError, 'page'],
+  // Most likely the page stopped it (a message too large for Node, say): the page's own failure.
+  [StoppedServiceError, 'page'],
 ];
 
 /** System error codes of a data directory that cannot take the write, and what the job says of each. */

@@ -13,7 +13,7 @@ import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { CustomerUploads } from '../uploads/customer-upload.js';
 import type { EndWriteBehind } from './end-write-behind.js';
-import { classifyFailure } from './job-failure.js';
+import { classifyFailure, StoppedServiceError } from './job-failure.js';
 
 /** Decides whether the service may reach a URL; throws with the reason when not. */
 export interface UrlGuard {
@@ -73,6 +73,16 @@ export class LeaseLost extends Error {
   override readonly name = 'LeaseLost';
 }
 
+/**
+ * How many times a job is run again after its process (or, in a cluster, its node) stopped
+ * without a word while the job ran. A page can kill the process (a browser message too large for
+ * Node, say); run again at every start, it would kill every later start too, and a service
+ * manager restarting it would loop. Each run's start is stored before its capture (`starts`), so
+ * a job begun this many times more than once fails instead (StoppedServiceError).
+ * @default 2: three runs in all
+ */
+export const MAX_RUNS_AFTER_A_STOP = 2;
+
 /** 144 random bits: the image address is the only thing protecting the image. */
 const newImageToken = () => crypto.randomBytes(18).toString('base64url');
 
@@ -127,6 +137,7 @@ class JobRun {
 
   async run(): Promise<void> {
     try {
+      this.refuseAfterStops();
       await this.begin();
       const result = await this.captureWithRetry(await this.openSecrets());
       const fileName = await this.storeFiles(result);
@@ -160,9 +171,16 @@ class JobRun {
     if (this.ctx.node !== undefined && !stored) throw new LeaseLost('lease lost');
   }
 
-  /** `processing`, then the egress check of the URL. */
+  /** A job under way each time the service stopped, more often than it is run again, fails now. */
+  private refuseAfterStops(): void {
+    const starts = this.job.starts ?? 0;
+    if (starts > MAX_RUNS_AFTER_A_STOP) throw new StoppedServiceError(starts);
+  }
+
+  /** `processing`, counted as a start before anything else, then the egress check of the URL. */
   private async begin(): Promise<void> {
-    this.held(await this.ctx.update(this.id, { status: 'processing', progress: 10, started_at: this.started }));
+    const starts = (this.job.starts ?? 0) + 1;
+    this.held(await this.ctx.update(this.id, { status: 'processing', progress: 10, started_at: this.started, starts }));
     this.log.debug('started');
     this.ctx.emit();
     // A document given as html is never fetched; everything it loads meets the egress proxy.
@@ -285,10 +303,10 @@ class JobRun {
     }
   }
 
-  /** Stopped at shutdown: the job waits again (in cluster mode, for any node). */
+  /** Stopped at shutdown: the job waits again (in cluster mode, for any node); a clean stop is no start to count. */
   private async requeue(): Promise<void> {
     const released = this.ctx.node !== undefined ? { lease_owner: null, lease_until: null } : {};
-    await this.ctx.update(this.id, { status: 'pending', progress: 0, attempts: this.job.attempts, ...released });
+    await this.ctx.update(this.id, { status: 'pending', progress: 0, attempts: this.job.attempts, starts: this.job.starts ?? 0, ...released });
   }
 
   /** Stores the job's end as failed, with the message its failure's class gives. */

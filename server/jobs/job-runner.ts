@@ -136,6 +136,9 @@ export class JobRunner {
   /**
    * Re-queues every job a previous run left pending or processing, in their turns. In cluster
    * mode the node starts claiming instead: waiting jobs, and those whose node's lease ran out.
+   * A job left processing was under way when the process or node stopped (its run counted a
+   * start); one already run again MAX_RUNS_AFTER_A_STOP times after such stops fails when its
+   * turn comes instead of running (runJob).
    */
   async recover(): Promise<number> {
     if (this.claims) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MAX_RUNS_AFTER_A_STOP } from '../../server/jobs/job-run.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
@@ -146,4 +147,60 @@ describe('a server killed with SIGKILL while jobs are queued and running', () =>
     fourth.child.kill('SIGTERM');
     expect(await fourth.exited, fourth.stderr().slice(-2000)).toBe(0);
   }, 120_000);
+});
+
+describe('a job under way each time the server is killed', () => {
+  it(`runs it again ${MAX_RUNS_AFTER_A_STOP} times, then fails it saying it stopped the service, and the next job completes`, async () => {
+    // What a page that kills the process does to a service manager restarting it: every start takes the job, and dies of it.
+    const killerDir = await tempDir('sa-fault-killer-');
+    try {
+      const args = ['--data', killerDir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1'];
+      let proc = await serve(args);
+      running.push(proc);
+      const token = (await fs.readFile(path.join(killerDir, 'admin-token'), 'utf8')).trim();
+      const admin = async (url: string, route: string, body?: unknown) =>
+        (
+          await fetch(`${url}/admin/api${route}`, {
+            method: body === undefined ? 'GET' : 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          })
+        ).json();
+      const account = await admin(proc.url, '/accounts', { email: 'fault-killer@example.test', email_verified: true });
+      const { key } = await admin(proc.url, `/accounts/${account.id}/keys`, { name: 'killer' });
+      const post = async (url: string, body: unknown) => {
+        const res = await fetch(`${url}/v1/screenshot`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        expect(res.status).toBe(201);
+        return ((await res.json()) as { job_id: string }).job_id;
+      };
+      // Its page never ends loading: the job is under way whenever the process is killed.
+      const killer = await post(proc.url, { url: `${fixtures.url}/embed-image.html?src=/held%3Fname%3Dkiller` });
+      const job = async (url: string) => (await admin(url, `/jobs/${killer}`)) as { status: string; error?: string };
+
+      for (let run = 1; run <= MAX_RUNS_AFTER_A_STOP + 1; run++) {
+        await until(`run ${run} of the job`, async () => (await job(proc.url)).status === 'processing', 60_000);
+        proc.child.kill('SIGKILL');
+        await proc.exited;
+        proc = await serve(args);
+        running.push(proc);
+      }
+      const ended = await until('the job to fail', async () => {
+        const now = await job(proc.url);
+        return now.status === 'failed' && now;
+      }, 30_000);
+      expect(ended.error).toBe(`The service stopped ${MAX_RUNS_AFTER_A_STOP + 1} times while capturing this page; it is not tried again`);
+
+      const next = await post(proc.url, { url: `${fixtures.url}/small.html?after=killer` });
+      await until('the next job to complete', async () => (await admin(proc.url, `/jobs/${next}`)).status === 'completed', 60_000);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited, proc.stderr().slice(-2000)).toBe(0);
+    } finally {
+      fixtures.release('killer');
+      await fs.rm(killerDir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });

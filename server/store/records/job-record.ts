@@ -45,6 +45,13 @@ export interface JobRecord {
   truncated: boolean;
   blocked_requests: number;
   attempts: number;
+  /**
+   * Runs of the job begun and not ended: stored as `processing` before the capture starts, and
+   * set back when a clean stop hands the job back. A job found with starts was under way when its
+   * process (or its cluster node) stopped without a word; past MAX_RUNS_AFTER_A_STOP it fails
+   * instead of running again. Absent (jobs of earlier versions): 0.
+   */
+  starts?: number;
   duration_ms: number | null;
   expired: boolean;
   /** The capture options asked for, defaults left out (absent on jobs of earlier versions). */
