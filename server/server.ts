@@ -27,6 +27,15 @@ export interface RunningServer {
 /** A request's headers must arrive within this, and the whole request within REQUEST_TIMEOUT_MS; else 408. */
 export const HEADERS_TIMEOUT_MS = 20_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * How long an idle connection is kept open for the client's next request (and announced in
+ * `Keep-Alive: timeout=65`). The client must be the one to close an idle connection: one the
+ * server closes as the client reuses it fails that request. So it is longer than clients keep
+ * theirs (Node's http.Agent 5 s; fetch the server's hint less 1-2 s; load balancers 60 s).
+ * Idle time between requests is not counted against HEADERS_TIMEOUT_MS (Node 18 and later time
+ * only a request in progress), so that bound stays short against slow senders.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** How long a connection over its address's limit may stay idle before it is closed. */
 const REFUSED_IDLE_MS = 5_000;
 
@@ -57,7 +66,7 @@ export async function startServer(config: Readonly<Config>, deps: ServiceDeps = 
   const server = http.createServer({
     requestTimeout: REQUEST_TIMEOUT_MS,
     headersTimeout: HEADERS_TIMEOUT_MS,
-    keepAliveTimeout: 5_000,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     connectionsCheckingInterval: 1_000,
   });
   const connections = new ConnectionLimit(config.maxClientConnections, config.trustProxy, (address) => rateKey(address));
