@@ -68,6 +68,7 @@ describe('capture clip', () => {
     expect(clipFor(geometry, { fullPage: false, maxHeight: 16_384, format: 'png' }, 3)).toEqual({
       clip: { x: 0, y: 300, width: 390, height: 844, scale: 1 },
       truncated: false,
+      cut: null,
       bitmapBytes: 1170 * 2532 * 4,
     });
   });
@@ -76,11 +77,13 @@ describe('capture clip', () => {
     expect(clipFor(geometry, { fullPage: true, maxHeight: 16_384, format: 'png' }, 3)).toEqual({
       clip: { x: 0, y: 0, width: 390, height: 5000, scale: 1 },
       truncated: false,
+      cut: null,
       bitmapBytes: 1170 * 15000 * 4,
     });
     expect(clipFor(geometry, { fullPage: true, maxHeight: 2000, format: 'png' }, 3)).toEqual({
       clip: { x: 0, y: 0, width: 390, height: 2000, scale: 1 },
       truncated: true,
+      cut: { of: 'page', asked: { width: 390, height: 5000 }, kept: { width: 390, height: 2000 } },
       bitmapBytes: 1170 * 6000 * 4,
     });
   });
@@ -205,10 +208,16 @@ describe('clipForRect (clip and selector)', () => {
     expect(bitmapBytes).toBeLessThanOrEqual(MAX_CAPTURE_PIXELS * 4);
   });
 
+  it("says what it cut of a selector's element: its width, kept to the longest side, its height whole", () => {
+    const { cut } = clipForRect({ x: 0, y: 40, width: 30_000, height: 40 }, 'webp', 1, 1, 'element');
+    expect(cut).toEqual({ of: 'element', asked: { width: 30_000, height: 40 }, kept: { width: 16_383, height: 40 } });
+  });
+
   it('keeps a rectangle that fits as it is', () => {
     expect(clipForRect({ x: 350, y: 1550, width: 100, height: 50 }, 'png', 1, 1)).toEqual({
       clip: { x: 350, y: 1550, width: 100, height: 50, scale: 1 },
       truncated: false,
+      cut: null,
       bitmapBytes: 100 * 50 * 4,
     });
   });

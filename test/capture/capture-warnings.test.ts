@@ -5,7 +5,9 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 
 import type { CaptureRequest } from '../../server/capture/engine.js';
-import { oneColour } from '../../server/capture/outputs/capture-warnings.js';
+import { NOTHING_PROBED } from '../../server/capture/in-page/warning-probe.js';
+import { captureWarnings, oneColour } from '../../server/capture/outputs/capture-warnings.js';
+import type { Cut } from '../../server/capture/pipeline/capture-clip.js';
 import { HOST_RESOLVER_RULES } from '../fixtures/blocking-pages.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureRequest } from './conformance-cases.js';
@@ -93,6 +95,16 @@ describe('the warnings of a capture', () => {
     expect(result.warnings).toEqual([{ code: 'truncated', message: 'The page is 5000 px tall; the picture stops at 2000 px, the most a capture may have.' }]);
   });
 
+  it('says truncated with both widths when an element is cut at its right, not the height it kept', async () => {
+    const result = await capture('/opt/wide.html?w=30000&h=40', { format: 'webp', options: { selector: '#wide' } });
+    expect([result.width, result.height, result.truncated]).toEqual([16_383, 40, true]);
+    // The element is all green, so the picture is also blank.
+    expect(result.warnings).toContainEqual({
+      code: 'truncated',
+      message: 'The element is 30000 px wide; the picture stops at 16383 px from its left, the most a capture may have.',
+    });
+  });
+
   it('says http_error when the page answered 4xx or 5xx and was captured', async () => {
     const result = await capture('/warn/not-found.html');
     expect(result.warnings).toEqual([{ code: 'http_error', message: expect.stringContaining('HTTP 404') }]);
@@ -135,5 +147,30 @@ describe('the one-colour check of a picture', () => {
   it('finds one pixel of another colour, in the first rows and far below them', async () => {
     expect(await oneColour(await picture(320, 3000, '#ffffff', { x: 5, y: 3, colour: '#fffffe' }))).toBeNull();
     expect(await oneColour(await picture(320, 3000, '#ffffff', { x: 319, y: 2999, colour: '#fffffe' }))).toBeNull();
+  });
+});
+
+describe('the truncated warning', () => {
+  /** The warnings of a capture whose only problem is the cut `cut`. */
+  const warningsOf = (cut: Cut) =>
+    captureWarnings({ blank: null, probe: NOTHING_PROBED, inFlight: [], truncated: cut, httpStatus: 200, console: { count: 0, first: null } });
+
+  it('gives the heights when a page is cut at the bottom', () => {
+    const cut: Cut = { of: 'page', asked: { width: 1920, height: 5000.4 }, kept: { width: 1920, height: 2000 } };
+    expect(warningsOf(cut)).toEqual([{ code: 'truncated', message: 'The page is 5000 px tall; the picture stops at 2000 px, the most a capture may have.' }]);
+  });
+
+  it('gives the widths when an element is cut at its right', () => {
+    const cut: Cut = { of: 'element', asked: { width: 30_000, height: 40 }, kept: { width: 16_383, height: 40 } };
+    expect(warningsOf(cut)).toEqual([
+      { code: 'truncated', message: 'The element is 30000 px wide; the picture stops at 16383 px from its left, the most a capture may have.' },
+    ]);
+  });
+
+  it('gives both sides when a clip is cut in width and height', () => {
+    const cut: Cut = { of: 'clip', asked: { width: 16_384, height: 16_384 }, kept: { width: 12_247, height: 12_247 } };
+    expect(warningsOf(cut)).toEqual([
+      { code: 'truncated', message: 'The clip is 16384 × 16384 px; the picture keeps its top left 12247 × 12247 px, the most a capture may have.' },
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 
 import type { PageProbe } from '../in-page/warning-probe.js';
+import type { Cut } from '../pipeline/capture-clip.js';
 
 /** What a completed capture may warn of; docs/api.md says what each means and what to do. */
 export const WARNING_CODES = [
@@ -112,13 +113,26 @@ export interface CaptureVerdict {
   probe: PageProbe;
   /** Addresses of the requests in flight as the final picture was taken. */
   inFlight: string[];
-  truncated: { keptCssPx: number; pageCssPx: number } | null;
+  /** What a cut picture kept of what was asked; null when it was not cut. */
+  truncated: Cut | null;
   httpStatus: number | null;
   console: { count: number; first: string | null };
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const quoted = (names: string[]) => names.map((name) => `"${name}"`).join(', ');
+
+/** What a cut kept of what was asked, by the sides it cut: a tall page at the bottom, a wide element at its right, or both. */
+function whatWasCut({ of, asked, kept }: Cut): string {
+  const px = (n: number) => Math.round(n);
+  const cutWidth = px(kept.width) < px(asked.width);
+  const cutHeight = px(kept.height) < px(asked.height) || !cutWidth;
+  if (cutWidth && cutHeight) {
+    return `The ${of} is ${px(asked.width)} × ${px(asked.height)} px; the picture keeps its top left ${px(kept.width)} × ${px(kept.height)} px`;
+  }
+  if (cutWidth) return `The ${of} is ${px(asked.width)} px wide; the picture stops at ${px(kept.width)} px from its left`;
+  return `The ${of} is ${px(asked.height)} px tall; the picture stops at ${px(kept.height)} px`;
+}
 
 /** The warnings of a capture, in the order of WARNING_CODES; [] when all is well. */
 export function captureWarnings(verdict: CaptureVerdict): CaptureWarning[] {
@@ -150,7 +164,7 @@ export function captureWarnings(verdict: CaptureVerdict): CaptureWarning[] {
     add('overlay', `A fixed element (${probe.overlay.element}) covers ${Math.round(probe.overlay.share * 100)}% of the viewport over the page: a dialog or banner may hide it.`);
   }
   if (verdict.truncated) {
-    add('truncated', `The page is ${Math.round(verdict.truncated.pageCssPx)} px tall; the picture stops at ${Math.round(verdict.truncated.keptCssPx)} px, the most a capture may have.`);
+    add('truncated', `${whatWasCut(verdict.truncated)}, the most a capture may have.`);
   }
   if (verdict.httpStatus !== null && verdict.httpStatus >= 400) {
     add('http_error', `The page answered HTTP ${verdict.httpStatus}; the picture shows what came with that answer.`);

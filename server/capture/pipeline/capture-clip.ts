@@ -93,6 +93,32 @@ function withinArea(width: number, height: number): [number, number] {
   return width >= height ? [longer, height] : [width, longer];
 }
 
+/** What a cut picture kept of what was asked, in CSS px: the truncated warning says it. */
+export interface Cut {
+  /** What was cut: the page (a full page or the viewport), the element of a `selector`, or a `clip`. */
+  of: 'page' | 'element' | 'clip';
+  asked: { width: number; height: number };
+  kept: { width: number; height: number };
+}
+
+/** The clip of a capture, whether it was cut and how (`cut`, null when it was not), and its bitmap's size in bytes. */
+export interface CaptureClip {
+  clip: Clip;
+  truncated: boolean;
+  cut: Cut | null;
+  bitmapBytes: number;
+}
+
+function captureClip(origin: { x: number; y: number }, of: Cut['of'], asked: { width: number; height: number }, bitmap: Bitmap, scale: number): CaptureClip {
+  const kept = { width: bitmap.cssWidth, height: bitmap.cssHeight };
+  return {
+    clip: { ...origin, ...kept, scale },
+    truncated: bitmap.truncated,
+    cut: bitmap.truncated ? { of, asked, kept } : null,
+    bitmapBytes: bitmap.bytes,
+  };
+}
+
 /**
  * The area to capture in CSS pixels of the page, whether it was cut, and the size in bytes of the
  * bitmap it renders to, as bitmapSize() decides for the viewport, or for the full page cut in
@@ -108,36 +134,29 @@ export function clipFor(
   request: { fullPage: boolean; maxHeight: number; format: ImageFormat },
   dpr: number,
   clipDpr = 1,
-): { clip: Clip; truncated: boolean; bitmapBytes: number } {
+): CaptureClip {
   const zoom = geometry.scale > 0 ? geometry.scale : 1;
-  const height = request.fullPage ? geometry.fullHeight : geometry.viewportHeight;
-  const bitmap = bitmapSize({ width: geometry.viewportWidth, height }, dpr * zoom, {
+  const asked = { width: geometry.viewportWidth, height: request.fullPage ? geometry.fullHeight : geometry.viewportHeight };
+  const bitmap = bitmapSize(asked, dpr * zoom, {
     format: request.format,
     maxCssHeight: request.fullPage ? request.maxHeight / zoom : undefined,
   });
   const origin = request.fullPage ? { x: 0, y: 0 } : { x: geometry.viewportX, y: geometry.viewportY };
-  return {
-    clip: { ...origin, width: bitmap.cssWidth, height: bitmap.cssHeight, scale: clipDpr * zoom },
-    truncated: bitmap.truncated,
-    bitmapBytes: bitmap.bytes,
-  };
+  return captureClip(origin, 'page', asked, bitmap, clipDpr * zoom);
 }
 
 /**
- * The clip for a rectangle of the page (a `clip` option, or the element a `selector` matched),
- * in CSS pixels, as bitmapSize() decides: cut in width and height, and said so in `truncated`.
- * `dpr` and `clipDpr` as in clipFor().
+ * The clip for a rectangle of the page (`of`: a `clip` option, or the element a `selector`
+ * matched), in CSS pixels, as bitmapSize() decides: cut in width and height, and said so in
+ * `truncated` and `cut`. `dpr` and `clipDpr` as in clipFor().
  */
 export function clipForRect(
   rect: { x: number; y: number; width: number; height: number },
   format: ImageFormat,
   dpr: number,
   clipDpr = 1,
-): { clip: Clip; truncated: boolean; bitmapBytes: number } {
-  const bitmap = bitmapSize(rect, dpr, { format });
-  return {
-    clip: { x: rect.x, y: rect.y, width: bitmap.cssWidth, height: bitmap.cssHeight, scale: clipDpr },
-    truncated: bitmap.truncated,
-    bitmapBytes: bitmap.bytes,
-  };
+  of: 'element' | 'clip' = 'clip',
+): CaptureClip {
+  const { x, y, width, height } = rect;
+  return captureClip({ x, y }, of, { width, height }, bitmapSize(rect, dpr, { format }), clipDpr);
 }

@@ -6,6 +6,7 @@ import type { PageProbe } from '../in-page/warning-probe.js';
 import type { BlankCheck, TakenPicture } from '../outputs/capture-warnings.js';
 import type { Extracted } from '../outputs/extract.js';
 import type { EncodedImage } from '../outputs/image-encoder.js';
+import type { Cut } from './capture-clip.js';
 import type { MainFrame } from './main-frame.js';
 import type { PageConsole } from './page-console.js';
 import type { PageDriver } from './page-driver.js';
@@ -75,8 +76,8 @@ export interface Taken extends TakenPicture {
   html: string;
   page: PageFacts;
   probe: PageProbe;
-  /** How much of the page a cut picture kept, of how much, in CSS pixels. */
-  cut: { keptCssPx: number; pageCssPx: number };
+  /** What a cut picture kept of what was asked, in CSS pixels; null when it was not cut. */
+  cut: Cut | null;
 }
 
 /** A step of the capture: a small piece of work on the page, which notes what it found in the capture. */

@@ -21,8 +21,8 @@ export async function screenshotOnce({ driver, frame, traffic, request, options,
   const dpr = request.preset.deviceScaleFactor;
   const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
   const rect = asked.selector ? await selectorClip(driver, asked.selector) : asked.clip;
-  const { clip, truncated, bitmapBytes } = rect
-    ? clipForRect(rect, request.format, dpr, options.clipDpr)
+  const { clip, truncated, cut, bitmapBytes } = rect
+    ? clipForRect(rect, request.format, dpr, options.clipDpr, asked.selector ? 'element' : 'clip')
     : clipFor(geometry, request, dpr, options.clipDpr);
   options.allowMemory?.(bitmapBytes);
   // Page.captureScreenshot issued as the page commits a new document never answers.
@@ -44,7 +44,6 @@ export async function screenshotOnce({ driver, frame, traffic, request, options,
       throw new Error('The page navigated during the screenshot');
     }),
   ]);
-  const cut = { keptCssPx: clip.height, pageCssPx: rect ? rect.height : geometry.fullHeight };
   return { png, inFlight, truncated, html: await source, page: await facts, probe: await probe, cut };
 }
 
@@ -59,6 +58,6 @@ export async function printOnce({ driver, frame, traffic }: Capture): Promise<Ta
       evaluate(driver, pageFacts, null),
       evaluate(driver, probePage, probeArguments(everything)).catch(() => NOTHING_PROBED),
     ]);
-    return { png: data, inFlight, truncated: false, html, page, probe, cut: { keptCssPx: 0, pageCssPx: 0 } };
+    return { png: data, inFlight, truncated: false, html, page, probe, cut: null };
   });
 }
