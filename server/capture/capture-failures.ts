@@ -1,5 +1,5 @@
 import { egressDeniedMessage, HostLookupTimeoutError, HostNotFoundError } from '../egress/policy.js';
-import { CaptureError } from './engine.js';
+import { CaptureError, type ImageFormat } from './engine.js';
 
 // The texts a job's `error` field shows. Both engines use them, so a failure reads the same
 // whichever browser captured the page.
@@ -21,6 +21,17 @@ export const pageCrashed = (url: string) =>
 /** The page's renderer passed the memory limit and was stopped (PageMemoryGuard). */
 export const pageOutOfMemory = (url: string, limitBytes: number) =>
   new CaptureError(`The page used more than ${Math.round(limitBytes / 2 ** 20)} MiB of memory and was stopped while capturing ${url}`);
+
+const FORMAT_NAMES: Record<ImageFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP', pdf: 'PDF' };
+
+/** A picture with a side longer than its format takes (MAX_IMAGE_SIDE, capture-clip.ts), refused before it is encoded. */
+export const pictureTooLarge = (size: { width: number; height: number }, format: ImageFormat, side: number) =>
+  new CaptureError(
+    `The picture is ${size.width} × ${size.height} pixels: a ${FORMAT_NAMES[format]} image is at most ${side} pixels a side; capture a smaller part, or use png`,
+  );
+
+/** The capture's time ran out before its picture was encoded or resized: that work is not started, or stopped. */
+export const pictureOutOfTime = () => new CaptureError('The capture time ran out before its picture was encoded');
 
 const CLOSED_UNANSWERED = 'the server closed the connection without answering';
 const NO_ANSWER_IN_TIME = 'the server did not answer in time';

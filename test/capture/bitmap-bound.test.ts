@@ -91,6 +91,15 @@ describe('the bitmap bound in real Chromium', () => {
     expect([meta.format, meta.width, meta.height]).toEqual(['webp', 16_383, 30]);
   }, 90_000);
 
+  it('cuts a JPEG of an element 70,000 px tall at 65,500 pixels, the most a JPEG takes, and says so', async () => {
+    const result = await timed('jpeg selector, 20 x 70,000 at 1x', mobile('/opt/wide.html?w=20&h=70000', { selector: '#wide' }, { format: 'jpeg', scale: 1 }));
+    expectBounded(result);
+    expect([result.width, result.height]).toEqual([20, 65_500]);
+    const meta = await sharp(result.image).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 20, 65_500]);
+    expect(result.warnings).toContainEqual({ code: 'truncated', message: 'The element is 70000 px tall; the picture stops at 65500 px, the most a capture may have.' });
+  }, 90_000);
+
   it('prints a PDF whose CSS asks for a page size Chromium refuses (1000 in) on A4, and keeps one it prints (100 in)', async () => {
     /** Each page's size in points, from the PDF's MediaBox entries. */
     const pageSizes = (pdf: Buffer) =>

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { CaptureError } from '../../server/capture/engine.js';
 import { encodeScreenshot } from '../../server/capture/outputs/image-encoder.js';
 
 const WIDTH = 1200;
@@ -76,5 +77,25 @@ describe('encodeScreenshot', () => {
     const webp = await encodeScreenshot(png, 'webp');
     expect((await sharp(webp.data).metadata()).format).toBe('webp');
     expect([webp.width, webp.height]).toEqual([WIDTH, height]);
+  });
+});
+
+describe('the longest side a format takes', () => {
+  /** A one-colour PNG of that size, as Chromium hands it over. */
+  const plain = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#0f0' } }).png({ compressionLevel: 1 }).toBuffer();
+
+  it('fails a JPEG taller than 65,500 pixels before encoding it, saying so', async () => {
+    const encoding = encodeScreenshot(await plain(2, 65_501), 'jpeg');
+    await expect(encoding).rejects.toBeInstanceOf(CaptureError);
+    await expect(encoding).rejects.toThrow('The picture is 2 × 65501 pixels: a JPEG image is at most 65500 pixels a side; capture a smaller part, or use png');
+  });
+
+  it('fails a WebP wider than 16,383 pixels before encoding it, saying so', async () => {
+    await expect(encodeScreenshot(await plain(16_384, 2), 'webp')).rejects.toThrow('a WebP image is at most 16383 pixels a side');
+  });
+
+  it('encodes a JPEG 65,500 pixels tall', async () => {
+    const encoded = await encodeScreenshot(await plain(2, 65_500), 'jpeg');
+    expect([encoded.width, encoded.height]).toEqual([2, 65_500]);
   });
 });

@@ -1,6 +1,8 @@
 import sharp from 'sharp';
 
+import { pictureOutOfTime, pictureTooLarge } from '../capture-failures.js';
 import type { ImageFormat } from '../engine.js';
+import { MAX_CAPTURE_PIXELS, MAX_IMAGE_SIDE } from '../pipeline/capture-clip.js';
 
 /** Quality for jpeg and webp when the request names none (CaptureRequest's default). */
 export const DEFAULT_QUALITY = 80;
@@ -27,21 +29,47 @@ const SAMPLE_STRIPS = 8;
 const SAMPLE_STRIP_ROWS = 24;
 
 /**
+ * The most pixels the encoder decodes: a capture's bitmap (MAX_CAPTURE_PIXELS) with a device
+ * pixel more a side, as Chromium may round a fractional clip outwards.
+ */
+export const MAX_DECODED_PIXELS = MAX_CAPTURE_PIXELS + 2 * MAX_IMAGE_SIDE.png + 1;
+
+/**
  * Re-encodes a screenshot taken as a quickly compressed PNG (CDP `optimizeForSpeed`) into
  * `format`. The work runs on libvips threads, off the browser's single encoding thread and off
  * the event loop. PNG keeps the exact pixels and comes out smaller than Chromium's own PNG.
  */
-export async function encodeScreenshot(fastPng: Buffer, format: ImageFormat, quality = DEFAULT_QUALITY): Promise<EncodedImage> {
-  const input = sharp(fastPng, { limitInputPixels: false });
-  if (format === 'jpeg') return finish(input.jpeg({ quality }));
-  if (format === 'webp') return finish(input.webp({ quality }));
-  const { data, info } = await input.raw().toBuffer({ resolveWithObject: true });
+export async function encodeScreenshot(fastPng: Buffer, format: ImageFormat, quality = DEFAULT_QUALITY, deadline?: number): Promise<EncodedImage> {
+  const { width = 0, height = 0 } = await sharp(fastPng, { limitInputPixels: MAX_DECODED_PIXELS }).metadata();
+  return encodePicture(sharp(fastPng, { limitInputPixels: MAX_DECODED_PIXELS }), { width, height }, format, quality, deadline);
+}
+
+/**
+ * A picture (`input`, `size` device px as it comes out of it) encoded as `format`: see encodeScreenshot().
+ * A side longer than the format takes (MAX_IMAGE_SIDE: JPEG 65500, WebP 16383) fails with a
+ * CaptureError before any encoding. With a `deadline` (a Date.now() time), nothing starts after
+ * it and libvips stops what is still running at it (sharp's timeout, to the next whole second):
+ * the capture's time-out has failed the job by then, and its picture must not hold the process.
+ */
+export async function encodePicture(
+  input: sharp.Sharp,
+  size: { width: number; height: number },
+  format: ImageFormat,
+  quality = DEFAULT_QUALITY,
+  deadline?: number,
+): Promise<EncodedImage> {
+  const side = MAX_IMAGE_SIDE[format];
+  if (size.width > side || size.height > side) throw pictureTooLarge(size, format, side);
+  const bounded = (image: sharp.Sharp) => withinDeadline(image, deadline);
+  if (format === 'jpeg') return finish(bounded(input.jpeg({ quality })));
+  if (format === 'webp') return finish(bounded(input.webp({ quality })));
+  const { data, info } = await bounded(input.raw()).toBuffer({ resolveWithObject: true });
   const raw = { width: info.width, height: info.height, channels: info.channels };
   const rowBytes = raw.width * raw.channels;
 
   if (raw.height <= SAMPLE_STRIPS * SAMPLE_STRIP_ROWS) {
     const encoded = await Promise.all(
-      PNG_CANDIDATES.map((options) => finish(fromRaw(data, raw).png({ ...options, compressionLevel: FINAL_LEVEL }))),
+      PNG_CANDIDATES.map((options) => finish(bounded(fromRaw(data, raw).png({ ...options, compressionLevel: FINAL_LEVEL })))),
     );
     return smallest(encoded);
   }
@@ -49,18 +77,25 @@ export async function encodeScreenshot(fastPng: Buffer, format: ImageFormat, qua
   const sampleRaw = { ...raw, height: sample.length / rowBytes };
   const sizes = await Promise.all(
     PNG_CANDIDATES.map((options) =>
-      fromRaw(sample, sampleRaw)
-        .png({ ...options, compressionLevel: SAMPLE_LEVEL })
+      bounded(fromRaw(sample, sampleRaw).png({ ...options, compressionLevel: SAMPLE_LEVEL }))
         .toBuffer()
         .then((b) => b.length),
     ),
   );
   const best = PNG_CANDIDATES[sizes.indexOf(Math.min(...sizes))]!;
-  return finish(fromRaw(data, raw).png({ ...best, compressionLevel: FINAL_LEVEL }));
+  return finish(bounded(fromRaw(data, raw).png({ ...best, compressionLevel: FINAL_LEVEL })));
+}
+
+/** `image` stopped by libvips at `deadline`; a CaptureError, without starting it, once that has passed. */
+export function withinDeadline(image: sharp.Sharp, deadline: number | undefined): sharp.Sharp {
+  if (deadline === undefined) return image;
+  const left = deadline - Date.now();
+  if (left <= 0) throw pictureOutOfTime();
+  return image.timeout({ seconds: Math.min(3600, Math.ceil(left / 1000)) });
 }
 
 function fromRaw(data: Buffer, raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 }): sharp.Sharp {
-  return sharp(data, { raw, limitInputPixels: false });
+  return sharp(data, { raw, limitInputPixels: MAX_DECODED_PIXELS });
 }
 
 /** Evenly spaced bands of rows, so the sample sees the header, the middle and the footer. */

@@ -11,11 +11,13 @@ export interface Clip {
 }
 
 /**
- * The largest side of an image in device pixels: libwebp stops at 16383, JPEG at 65535, and
- * Chromium itself paints a capture only so far: past about 520,000 device pixels it leaves the
- * rest of a wide one white (measured with Chromium 14x, desktop and mobile), so PNG keeps to 2^18.
+ * The largest side of an image in device pixels: libwebp stops at 16383, libjpeg at 65500 (its
+ * JPEG_MAX_DIMENSION, below the format's 65535), and Chromium itself paints a capture only so
+ * far: past about 520,000 device pixels it leaves the rest of a wide one white (measured with
+ * Chromium 14x, desktop and mobile), so PNG keeps to 2^18. The encoder checks it again before
+ * encoding (image-encoder.ts).
  */
-const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 18, jpeg: 65_535, webp: 16_383, pdf: 1 << 18 };
+export const MAX_IMAGE_SIDE: Record<ImageFormat, number> = { png: 1 << 18, jpeg: 65_500, webp: 16_383, pdf: 1 << 18 };
 
 /**
  * The most device pixels one capture may have: 150 million (11520 × 13020, the API's widest
@@ -54,7 +56,7 @@ export interface Bitmap {
  * viewport, a full page, a `clip`, the element of a `selector`; the preset's or the `scale`
  * option's device pixel ratio): `css` (CSS px) at `scale` device pixels per CSS px is cut to
  * the longest side an image may have (MAX_IMAGE_SIDE: what Chromium paints, WebP's 16383, JPEG's
- * 65535), to `maxCssHeight` when one is given (a full page's height cap), and to
+ * 65500), to `maxCssHeight` when one is given (a full page's height cap), and to
  * MAX_CAPTURE_PIXELS in all. That last cut takes
  * the longer side first and no shorter than the other, so a tall page is cut at the bottom and
  * a wide element at the right; when both sides are past 12247 device pixels, the image is cut
