@@ -235,8 +235,8 @@ async function encodeImage(capture: Capture): Promise<void> {
 
 /** `image_width`, `image_height`. */
 async function resizePicture(capture: Capture): Promise<void> {
-  const { request, asked } = capture;
-  capture.image = await resizeImage(capture.image!, request.format, request.quality, asked);
+  const { request, asked, deadline } = capture;
+  capture.image = await resizeImage(capture.image!, request.format, request.quality, asked, deadline);
 }
 
 // After the picture.

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MAX_CAPTURE_PIXELS } from '../../server/capture/pipeline/capture-clip.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
@@ -121,4 +122,26 @@ describe('image_width, image_height and omit_background', () => {
     expect(shot.rgba(500, 250)[3]).toBe(0);
     expect(near(shot.rgba(25, 25), [255, 0, 0, 255])).toBe(true);
   }, 60_000);
+
+  it('resizes a 30,000 × 10 px element asked 600 px tall within the image bound, in seconds, the server growing by less than a gigabyte', async () => {
+    // Asked as it is, the picture would be 1,800,000 × 600 pixels (1.08 G).
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage.rss());
+    }, 50);
+    const started = Date.now();
+    try {
+      const shot = await captured({ url: `${fixtures.url}/opt/wide.html?w=30000&h=10`, selector: '#wide', image_height: 600 });
+      const ms = Date.now() - started;
+      console.log(`${shot.width} x ${shot.height} in ${ms} ms, resident memory +${Math.round((peak - before) / 2 ** 20)} MiB`);
+      // Scaled down, keeping the element's aspect ratio, to fit what the bound keeps: 250,000 × 83.
+      expect([shot.width, shot.height]).toEqual([250_000, 83]);
+      expect(shot.width * shot.height).toBeLessThanOrEqual(MAX_CAPTURE_PIXELS);
+      expect(ms).toBeLessThan(25_000);
+      expect(peak - before).toBeLessThan(2 ** 30);
+    } finally {
+      clearInterval(sampler);
+    }
+  }, 90_000);
 });

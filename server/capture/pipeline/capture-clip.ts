@@ -54,7 +54,8 @@ export interface Bitmap {
 /**
  * The one decision of how large a capture's bitmap may be, for every way to ask for one (the
  * viewport, a full page, a `clip`, the element of a `selector`; the preset's or the `scale`
- * option's device pixel ratio): `css` (CSS px) at `scale` device pixels per CSS px is cut to
+ * option's device pixel ratio; the picture `image_width` or `image_height` resize it to, in
+ * image-size.ts): `css` (CSS px) at `scale` device pixels per CSS px is cut to
  * the longest side an image may have (MAX_IMAGE_SIDE: what Chromium paints, WebP's 16383, JPEG's
  * 65500), to `maxCssHeight` when one is given (a full page's height cap), and to
  * MAX_CAPTURE_PIXELS in all. That last cut takes
