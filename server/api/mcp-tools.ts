@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
+import { htmlToText } from '../capture/outputs/html-text.js';
 import { ValidationError } from '../domain-errors.js';
 import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
 import type { JobRecord } from '../store/records/job-record.js';
@@ -17,6 +18,8 @@ export const MCP_WAIT_MS = 120_000;
 export const MCP_MAX_INLINE_IMAGE_BYTES = 8 * 1024 * 1024;
 /** Characters of page text read_page returns at most. */
 export const MCP_MAX_PAGE_TEXT = 100_000;
+/** Characters of a stored page source read_page reads for its text at most (the source's own default bound). */
+export const MCP_MAX_SOURCE_READ = 5_000_000;
 
 /** Who is calling, as the v1 chain identified the request, and the origin its addresses use. */
 export interface McpCaller {
@@ -85,41 +88,22 @@ function unfinished(job: JobRecord, base: string): CallToolResult {
   };
 }
 
-/** The stored page source as plain text: scripts, styles and tags dropped, common entities decoded. */
-export function htmlToText(html: string): string {
-  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-  return html
-    .replace(/<(script|style|noscript|template|svg|head)\b[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/<(br|\/p|\/div|\/h[1-6]|\/li|\/tr|\/section|\/article|\/pre|\/blockquote)\b[^>]*>/gi, '\n')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-      if (name[0] === '#') {
-        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-      }
-      return entities[name.toLowerCase()] ?? whole;
-    })
-    .replace(/[ \t\f\v\r]+/g, ' ')
-    .replace(/ *\n[ \n]*/g, '\n')
-    .trim();
-}
-
 /**
  * The page's content for read_page: the Markdown the capture extracted (a reader view of the main
  * content), then the metadata the page declares as JSON. Where extraction failed (the job says so
  * in its warnings), the text of the stored page source stands in for the Markdown.
  */
 async function pageContent(deps: V1Deps, job: JobRecord): Promise<string> {
-  const markdown = job.has_markdown ? await deps.files.readOutput(job._id, 'markdown') : null;
-  let body = markdown;
+  let body = job.has_markdown ? await deps.files.readOutput(job._id, 'markdown') : null;
+  let cut = false;
   if (body === null) {
     const source = job.has_page_source ? await deps.files.readSource(job._id) : null;
-    const text = source ? htmlToText(source) : '';
+    const read = source ? await htmlToText(source, { maxChars: MCP_MAX_PAGE_TEXT, maxInputChars: MCP_MAX_SOURCE_READ }) : { text: '', truncated: false };
     const title = job.page_title ?? '';
-    body = `${title ? `# ${title}\n\n` : ''}${text || '(the page has no text)'}`;
+    body = `${title ? `# ${title}\n\n` : ''}${read.text || '(the page has no text)'}`;
+    cut = read.truncated;
   }
-  const clipped = body.length > MCP_MAX_PAGE_TEXT ? `${body.slice(0, MCP_MAX_PAGE_TEXT)}\n[text truncated at ${MCP_MAX_PAGE_TEXT} characters]` : body;
+  const clipped = cut || body.length > MCP_MAX_PAGE_TEXT ? `${body.slice(0, MCP_MAX_PAGE_TEXT)}\n[text truncated at ${MCP_MAX_PAGE_TEXT} characters]` : body;
   return job.metadata ? `${clipped}\n\n---\nmetadata: ${JSON.stringify(job.metadata)}` : clipped;
 }
 
