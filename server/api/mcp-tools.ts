@@ -36,7 +36,7 @@ const toolError = (message: string): CallToolResult => ({ isError: true, content
  * A refusal of the v1 chain past authentication (the daily or monthly limit, a full queue, a
  * field the job schema refuses) is the tool's answer, not a transport error: the agent reads it.
  */
-function refusal(err: unknown): CallToolResult {
+export function toolRefusal(err: unknown): CallToolResult {
   if (err instanceof ValidationError) return toolError(`Bad request: ${err.message}`);
   const answer = knownErrorResponse(err);
   if (answer && (answer.status < 500 || answer.status === 503 || answer.status === 507)) return toolError(`${answer.title}: ${answer.message}`);
@@ -140,7 +140,7 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
       try {
         job = await runJob(deps, caller, { ...pageOf(page), devices: [device ?? 'desktop'], full_page: full_page ?? false, format: format ?? 'png' }, progressOf(extra));
       } catch (err) {
-        return refusal(err);
+        return toolRefusal(err);
       }
       if (job.status !== 'completed' || !job.image_file) return unfinished(job, caller.base);
       const text = { type: 'text' as const, text: jobText(job, caller.base) };
@@ -169,7 +169,7 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
       try {
         job = await runJob(deps, caller, { ...pageOf(page), devices: ['desktop'], extract: ['markdown', 'metadata'] }, progressOf(extra));
       } catch (err) {
-        return refusal(err);
+        return toolRefusal(err);
       }
       if (job.status !== 'completed') return unfinished(job, caller.base);
       return { content: [{ type: 'text', text: await pageContent(deps, job) }, { type: 'text', text: jobText(job, caller.base) }] };

@@ -35,6 +35,15 @@ export interface RateBudget {
   refusal: string;
 }
 
+/** The requests-per-second budget of an account: what a key's requests spend. */
+export function accountBudget(deps: Pick<V1AuthDeps, 'rateLimiter'>, account: AccountRecord): RateBudget {
+  return {
+    limiter: deps.rateLimiter,
+    id: account._id,
+    refusal: `Too many requests: the limit is ${deps.rateLimiter.limit} requests per second per account`,
+  };
+}
+
 /**
  * Who a request is: its key and the key's account, or it is refused (401, or 403 for a bad
  * render-link signature); and the budget it spends when not the account's.
@@ -78,11 +87,7 @@ export function v1Auth(deps: V1AuthDeps, identify: Identify = apiKeyHeader(deps)
       if (account.plan !== 'super_user') {
         throw new ApiError(403, 'The API is available only on the Super User plan', 'Access denied');
       }
-      const spent = budget ?? {
-        limiter: deps.rateLimiter,
-        id: account._id,
-        refusal: `Too many requests: the limit is ${deps.rateLimiter.limit} requests per second per account`,
-      };
+      const spent = budget ?? accountBudget(deps, account);
       const wait = spent.limiter.take(spent.id);
       if (wait > 0) throw new RateLimitedError(spent.refusal, wait);
       void deps.keys.touch(key).catch(() => undefined);
