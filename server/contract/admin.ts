@@ -122,6 +122,9 @@ export const JobOptionsView = Type.Object(
     header_names: Type.Optional(Type.Array(Type.String(), { description: 'Names of the extra headers sent' })),
     cookie_names: Type.Optional(Type.Array(Type.String(), { description: 'Names of the cookies set' })),
     http_auth: Type.Optional(Type.Literal(true, { description: 'Present when HTTP Basic credentials were given' })),
+    sealed_options: Type.Optional(
+      Type.Array(Type.String(), { description: "Options too large for the job's record (over 1 KB together), kept sealed until it ends and not shown" }),
+    ),
     upload: Type.Optional(Type.Literal(true, { description: "Present when the image is also uploaded to the account's storage destination" })),
     storage_path: Type.Optional(Type.String({ description: 'The key template of that upload' })),
   },

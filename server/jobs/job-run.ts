@@ -7,7 +7,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
-import type { JobSecrets } from '../store/records/job-options.js';
+import type { SealedJobValues } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
@@ -187,17 +187,18 @@ class JobRun {
     if (this.ctx.deps.guard && this.job.url !== HTML_JOB_URL) await this.ctx.deps.guard.checkUrl(this.job.url);
   }
 
-  /** The job's sealed secrets, opened; a job whose secrets are gone or cannot be opened fails saying so. */
-  private async openSecrets(): Promise<JobSecrets> {
+  /** The job's sealed secrets and large options, opened; a job whose sealed values are gone or cannot be opened fails saying so. */
+  private async openSecrets(): Promise<SealedJobValues> {
     if (!this.job.has_secrets) return {};
     const sealed = await this.ctx.deps.jobSecrets.get(this.id);
     if (sealed === null) {
-      throw new CaptureError(
-        "The job's headers, cookies or credentials are no longer kept (a data directory restored from a backup holds none); ask for the screenshot again",
-      );
+      const names = this.job.secret_names;
+      const secrets = names?.headers.length || names?.cookies.length || names?.http_auth || this.job.url === HTML_JOB_URL;
+      const what = names?.options && !secrets ? names.options.join(', ') : 'headers, cookies or credentials';
+      throw new CaptureError(`The job's ${what} are no longer kept (a data directory restored from a backup holds none); ask for the screenshot again`);
     }
     try {
-      return this.ctx.deps.secrets.open<JobSecrets>(sealed);
+      return this.ctx.deps.secrets.open<SealedJobValues>(sealed);
     } catch {
       throw new CaptureError(
         "The job's headers, cookies or credentials could not be read: the data directory's job-secrets.key changed since it was created",
@@ -206,7 +207,7 @@ class JobRun {
   }
 
   /** The capture, tried once more after a browser crash (the engine relaunches the browser). */
-  private async captureWithRetry(secrets: JobSecrets): Promise<CaptureResult> {
+  private async captureWithRetry(secrets: SealedJobValues): Promise<CaptureResult> {
     for (;;) {
       this.attempts++;
       await this.ctx.update(this.id, { attempts: this.attempts });
@@ -222,7 +223,7 @@ class JobRun {
     }
   }
 
-  private capture(secrets: JobSecrets): Promise<CaptureResult> {
+  private capture(secrets: SealedJobValues): Promise<CaptureResult> {
     const { deps } = this.ctx;
     const job = this.job;
     const settings = deps.settings.get();

@@ -5,7 +5,7 @@ import { SecretBox } from '../crypto/secret-box.js';
 import { AccountShareFullError, NotFoundError, QueueFullError, ShuttingDownError } from '../domain-errors.js';
 import { SerialByKey } from '../serial-by-key.js';
 import type { SettingsService } from '../settings.js';
-import { secretNames } from '../store/records/job-options.js';
+import { secretNames, splitJobOptions } from '../store/records/job-options.js';
 import { hasEnded, type JobRecord, type JobStatus, UNFINISHED_STATUSES } from '../store/records/job-record.js';
 import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
@@ -231,6 +231,10 @@ export class JobService {
   async create(accountId: string, keyId: string, params: CreateParams, baseUrl: string, cacheKeys?: string[]): Promise<JobRecord[]> {
     const now = this.deps.clock.now();
     const batch = newJobId().replace('job_', 'batch_');
+    // Options too large for the record wait sealed with the secrets: a record lives for the history period, in memory with NeDB.
+    const { kept, apart } = splitJobOptions(params.options);
+    const sealedValues = { ...apart, ...params.secrets };
+    const hasSealed = Object.keys(sealedValues).length > 0;
     const jobs: JobRecord[] = [];
     for (const [i, device] of params.devices.entries()) {
       const job: JobRecord = {
@@ -264,15 +268,15 @@ export class JobService {
         attempts: 0,
         duration_ms: null,
         expired: false,
-        options: params.options,
-        has_secrets: params.secrets !== null,
-        secret_names: secretNames(params.secrets),
+        options: kept,
+        has_secrets: hasSealed,
+        secret_names: secretNames(params.secrets, apart),
         ...(cacheKeys ? { cache_key: cacheKeys[i] } : {}),
       };
       jobs.push(job);
     }
     // Each job's secrets are sealed on their own (a job ends, and they are erased, on its own).
-    const sealed = params.secrets ? jobs.map((job) => ({ id: job._id, sealed: this.deps.secrets.seal(params.secrets) })) : [];
+    const sealed = hasSealed ? jobs.map((job) => ({ id: job._id, sealed: this.deps.secrets.seal(sealedValues) })) : [];
     await this.deps.jobSecrets.put(sealed);
     const dropSecrets = () => this.deps.jobSecrets.remove(sealed.map((s) => s.id)).catch(() => undefined);
     // Each job gets its turn in the fair order. One node knows its whole queue (and holdCapacity has

@@ -1,7 +1,8 @@
 import type { CaptureOptions } from '../../capture/capture-options.js';
 
 // A job's capture options as they are kept: what may be shown (JobOptions, in the job record
-// and its views) apart from the secrets (JobSecrets, sealed by SecretBox until the job ends).
+// and its views) apart from the secrets (JobSecrets) and the options too large for the record,
+// both sealed by SecretBox until the job ends (SealedJobValues).
 
 /** The options that are no secret, and the device scale factor a job may override. */
 export type JobOptions = Omit<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'> & {
@@ -19,20 +20,75 @@ export type JobOptions = Omit<CaptureOptions, 'headers' | 'cookies' | 'httpAuth'
  */
 export type JobSecrets = Pick<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'>;
 
-/** What may be said of a job's secrets: the header and cookie names, and whether credentials were given. */
+/**
+ * The options only a job's capture reads that a request can make large (64 KB of styles and of
+ * scripts, 100 selectors of 1 KB), by their names in the request, in the order they are kept
+ * in the record while they fit RECORD_OPTIONS_BYTES.
+ */
+const RUN_ONLY_OPTIONS = {
+  waitForSelector: 'wait_for_selector',
+  selector: 'selector',
+  clickSelector: 'click_selector',
+  userAgent: 'user_agent',
+  hideSelectors: 'hide_selectors',
+  maskSelectors: 'mask_selectors',
+  styles: 'styles',
+  scripts: 'scripts',
+} as const;
+type RunOnlyOption = keyof typeof RUN_ONLY_OPTIONS;
+
+/**
+ * Most bytes (as JSON) of run-only options a job record keeps, and shows in the admin API and
+ * the panel; the rest wait sealed with the job's secrets and go when it ends. NeDB holds every
+ * record of the history period in memory (90 days by default): at 1000 jobs a day, records
+ * carrying their full styles, scripts and selectors (~0.48 MB each) reach the heap limit in
+ * days, where this bounds their options to about a kilobyte.
+ */
+export const RECORD_OPTIONS_BYTES = 1024;
+
+/** The options sealed apart from a job's record until it ends: its secrets, and the large options (splitJobOptions). */
+export type SealedJobValues = JobSecrets & Pick<JobOptions, RunOnlyOption>;
+
+/**
+ * A job's options split into those its record keeps (every option but the run-only ones past
+ * RECORD_OPTIONS_BYTES, taken in turn while they fit) and those sealed apart until it ends.
+ */
+export function splitJobOptions(options: JobOptions): { kept: JobOptions; apart: Pick<JobOptions, RunOnlyOption> } {
+  const kept: JobOptions = { ...options };
+  const apart: Record<string, unknown> = {};
+  let room = RECORD_OPTIONS_BYTES;
+  for (const name of Object.keys(RUN_ONLY_OPTIONS) as RunOnlyOption[]) {
+    const value = options[name];
+    if (value === undefined) continue;
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes <= room) {
+      room -= bytes;
+      continue;
+    }
+    delete kept[name];
+    apart[name] = value;
+  }
+  return { kept, apart };
+}
+
+/** What may be said of the values sealed apart: header and cookie names, whether credentials were given, which options. */
 export interface SecretNames {
   headers: string[];
   cookies: string[];
   http_auth: boolean;
+  /** The options sealed apart for their size, by their names in the request. Absent: none. */
+  options?: string[];
 }
 
-/** The names of `secrets`, or null when there are none. */
-export function secretNames(secrets: JobSecrets | null): SecretNames | null {
-  if (!secrets) return null;
+/** The names of `secrets` and of the options sealed apart (`apart`), or null when there are none. */
+export function secretNames(secrets: JobSecrets | null, apart: Pick<JobOptions, RunOnlyOption> = {}): SecretNames | null {
+  const options = (Object.keys(apart) as RunOnlyOption[]).map((name) => RUN_ONLY_OPTIONS[name]);
+  if (!secrets && options.length === 0) return null;
   return {
-    headers: Object.keys(secrets.headers ?? {}),
-    cookies: (secrets.cookies ?? []).map((c) => c.name),
-    http_auth: secrets.httpAuth !== undefined,
+    headers: Object.keys(secrets?.headers ?? {}),
+    cookies: (secrets?.cookies ?? []).map((c) => c.name),
+    http_auth: secrets?.httpAuth !== undefined,
+    ...(options.length ? { options } : {}),
   };
 }
 
@@ -70,6 +126,7 @@ export function optionsView(options: JobOptions | undefined, names: SecretNames 
     header_names: names?.headers.length ? names.headers : undefined,
     cookie_names: names?.cookies.length ? names.cookies : undefined,
     http_auth: names?.http_auth || undefined,
+    sealed_options: names?.options?.length ? names.options : undefined,
   };
   return Object.fromEntries(Object.entries(view).filter(([, value]) => value !== undefined));
 }

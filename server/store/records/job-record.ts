@@ -46,7 +46,7 @@ export interface JobRecord {
   blocked_requests: number;
   attempts: number;
   /**
-   * Runs of the job begun and not ended: stored as `processing` before the capture starts, and
+   * Runs of the job begun: counted as it is stored `processing`, before the capture starts, and
    * set back when a clean stop hands the job back. A job found with starts was under way when its
    * process (or its cluster node) stopped without a word; past MAX_RUNS_AFTER_A_STOP it fails
    * instead of running again. Absent (jobs of earlier versions): 0.
@@ -57,13 +57,14 @@ export interface JobRecord {
   /** The capture options asked for, defaults left out (absent on jobs of earlier versions). */
   options?: JobOptions;
   /**
-   * The job was given `headers`, `cookies` or `http_auth`: their values wait, sealed, in the
-   * JobSecretStore (never in this record) until the job ends.
+   * The job was given `headers`, `cookies`, `http_auth` or `html`, or options too large for this
+   * record (splitJobOptions): their values wait, sealed, in the JobSecretStore (never in this
+   * record) until the job ends.
    */
   has_secrets?: boolean;
   /** Earlier versions kept the sealed secrets here; moved out when the store opens (and left out of backups). */
   sealed_secrets?: string | null;
-  /** What may be said of those secrets: names only. */
+  /** What may be said of those sealed values: names only. */
   secret_names?: SecretNames | null;
   /** The main document's HTTP status, when it came over HTTP (completed jobs). */
   http_status?: number | null;
