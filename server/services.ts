@@ -237,6 +237,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       secrets,
       parseCapture: (body) => parseScreenshotParams(body),
       minMinutes: () => settings.get().monitor_min_minutes ?? 1,
+      maxPerAccount: () => settings.get().monitors_per_account ?? 100,
       clock,
     });
     const scheduler = new MonitorScheduler({
@@ -246,6 +247,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       log: log.child({ component: 'monitors' }),
       pollMs: deps.monitorPollMs,
       retentionMs: () => settings.get().retention_days * 86_400_000,
+      historyMs: () => settings.get().history_days * 86_400_000,
     });
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     let started = false;

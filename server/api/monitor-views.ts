@@ -26,7 +26,7 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
   };
 }
 
-/** A check as GET /v1/monitors/{id}/checks lists it; its URLs under `baseUrl`. */
+/** A check as GET /v1/monitors/{id}/checks lists it; its URLs under `baseUrl`; a run of occurrences without a job says how many and since when. */
 export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
   return {
     job_id: check.job_id,
@@ -38,6 +38,6 @@ export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
     screenshot_url: check.image_file ? screenshotUrl(baseUrl, check.image_file) : null,
     diff_url: check.diff_file && check.image_file ? diffUrl(baseUrl, check.image_file) : null,
     status_url: check.job_id ? statusUrl(baseUrl, check.job_id) : null,
-    error: check.error,
+    error: check.error && (check.runs ?? 1) > 1 ? `${check.error} (the same for ${check.runs} scheduled checks in a row since ${formatIsoSeconds(check.first_at ?? check.at)})` : check.error,
   };
 }

@@ -205,6 +205,9 @@ const settingsFields = {
   monitor_min_minutes: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 1440, description: 'Shortest interval a monitor may run at, minutes (1 when absent)' }),
   ),
+  monitors_per_account: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 10_000, description: 'Monitors one account may have; creating one more is refused with 400 (100 when absent)' }),
+  ),
 };
 export const Settings = Type.Object(settingsFields, { additionalProperties: false });
 export type Settings = Static<typeof Settings>;

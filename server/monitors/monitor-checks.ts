@@ -13,6 +13,7 @@ import type { CheckRecord, MonitorRecord } from '../store/records/monitor-record
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
+import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import { comparePictures } from './picture-diff.js';
 
 /** Charges an account for `count` new jobs around their creation (QuotaService.chargeFor). */
@@ -26,8 +27,8 @@ export interface MonitorChecksDeps {
   files: FileStore;
   webhooks: WebhookService;
   charge: ChargeAccount;
-  /** The monitor's capture as the jobs take it (its stored request with its secrets opened). */
-  paramsOf: (monitor: MonitorRecord) => CreateParams;
+  /** The monitor's capture as the jobs take it (its stored request with its secrets opened); MonitorSecretsLostError when they are not kept. */
+  paramsOf: (monitor: MonitorRecord) => Promise<CreateParams>;
   clock: Clock;
   log: Logger;
 }
@@ -57,10 +58,12 @@ export class MonitorChecks {
 
   /**
    * Makes the jobs of one check (one per device). A scheduled check (`occurrence`) that is
-   * refused (a limit, a full queue, its key revoked) is recorded `skipped` with the reason and
-   * returns []; a check asked for (POST …/run) throws the refusal to its caller. A check asked
-   * for with a key (`keyId`, the caller's) is a job of that key, a scheduled one of the monitor's.
-   * The monitor of an account that is gone is paused.
+   * refused (a limit, a full queue, its key revoked) is recorded `skipped` with the reason, and
+   * one whose monitor's secrets are lost `failed` saying so, and returns []; a check asked for
+   * (POST …/run) throws the refusal to its caller. Occurrences in a row that make no job share one
+   * record (`runs`), so a monitor refused all day stores one check, not one a minute. A check
+   * asked for with a key (`keyId`, the caller's) is a job of that key, a scheduled one of the
+   * monitor's. The monitor of an account that is gone is paused.
    */
   async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id): Promise<JobRecord[]> {
     let jobs: JobRecord[];
@@ -72,15 +75,20 @@ export class MonitorChecks {
       }
       const key = await this.deps.keys.get(keyId);
       if (!key || key.revoked) throw new SkipReason('the API key that created this monitor is revoked; create the monitor again with another key', 'id');
-      const params = { ...this.deps.paramsOf(monitor), callback_url: null, cache_ttl: 0 };
+      const params = { ...(await this.deps.paramsOf(monitor)), callback_url: null, cache_ttl: 0 };
       params.options = { ...params.options, ...(monitor.mask_selectors.length ? { maskSelectors: monitor.mask_selectors } : {}) };
       const requested = await this.deps.jobs.request(account._id, key._id, params, monitor.base_url, (count, create) => this.deps.charge(account, count, create));
       jobs = requested.map((r) => r.job);
     } catch (err) {
       if (occurrence === null) throw err;
       const reason = (err as Error).message;
-      await this.deps.store.insertCheck(skipped(monitor, this.deps.clock.now(), occurrence, reason));
-      this.deps.log.info({ monitor_id: monitor._id }, `a scheduled check was skipped: ${reason}`);
+      if (err instanceof MonitorSecretsLostError) {
+        await this.recordWithoutJob(monitor, 'failed', occurrence, reason);
+        this.deps.log.warn({ monitor_id: monitor._id }, `a scheduled check failed: ${reason}`);
+      } else {
+        await this.recordWithoutJob(monitor, 'skipped', occurrence, reason);
+        this.deps.log.info({ monitor_id: monitor._id }, `a scheduled check was skipped: ${reason}`);
+      }
       return [];
     }
     for (const job of jobs) {
@@ -129,6 +137,20 @@ export class MonitorChecks {
   }
 
   /**
+   * Removes the checks made before `cutoff` (the history period: their jobs are gone too), and
+   * the diff pictures they still name. Returns how many checks it removed.
+   */
+  async purgeBefore(cutoff: number): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const old = await this.deps.store.removeChecksBefore(cutoff, RECOVER_BATCH);
+      for (const check of old) if (check.diff_file) await this.deps.files.removeImage(check.diff_file);
+      removed += old.length;
+      if (old.length < RECOVER_BATCH) return removed;
+    }
+  }
+
+  /**
    * Removes the diff pictures of checks made before `cutoff` (their screenshots are past the
    * retention period, so the diff URL answers 404 already). Returns how many it removed.
    */
@@ -143,6 +165,17 @@ export class MonitorChecks {
       removed += old.length;
       if (old.length < RECOVER_BATCH) return removed;
     }
+  }
+
+  /** A scheduled occurrence that made no job: the monitor's newest check when that is one like it (counted in `runs`), else a new check. */
+  private async recordWithoutJob(monitor: MonitorRecord, status: 'skipped' | 'failed', occurrence: number, reason: string): Promise<void> {
+    const at = this.deps.clock.now();
+    const [last] = await this.deps.store.checks(monitor._id, { limit: 1 });
+    if (last && last.job_id === null && last.status === status) {
+      const change = { at, occurrence, error: reason, runs: (last.runs ?? 1) + 1, first_at: last.first_at ?? last.at };
+      if (await this.deps.store.updateCheck(last._id, status, change)) return;
+    }
+    await this.deps.store.insertCheck(withoutJob(monitor, status, at, occurrence, reason));
   }
 
   private async settle(job: JobRecord): Promise<void> {
@@ -225,7 +258,7 @@ export class MonitorChecks {
   }
 }
 
-function skipped(monitor: MonitorRecord, at: number, occurrence: number, reason: string): CheckRecord {
+function withoutJob(monitor: MonitorRecord, status: 'skipped' | 'failed', at: number, occurrence: number, reason: string): CheckRecord {
   return {
     _id: `skip_${crypto.randomBytes(12).toString('hex')}`,
     monitor_id: monitor._id,
@@ -233,7 +266,7 @@ function skipped(monitor: MonitorRecord, at: number, occurrence: number, reason:
     job_id: null,
     device: 'desktop',
     at,
-    status: 'skipped',
+    status,
     changed: null,
     difference: null,
     baseline_job_id: null,

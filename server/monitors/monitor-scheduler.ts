@@ -13,9 +13,11 @@ export interface MonitorSchedulerDeps {
   pollMs?: number;
   /** How long pictures are kept (the retention period), ms: older checks lose their diff picture. */
   retentionMs: () => number;
+  /** How long job records are kept (the history period), ms: older checks go too. */
+  historyMs: () => number;
 }
 
-/** How often the diff pictures past the retention period are removed, ms. */
+/** How often the diff pictures past the retention period, and the checks past the history period, are removed, ms. */
 const SWEEP_MS = 3_600_000;
 
 /** Due monitors taken per look. */
@@ -27,7 +29,8 @@ const DUE_BATCH = 50;
  * occurrence is claimed by moving `next_run_at` to the one after it with a conditional update:
  * of two nodes (or a node and its restart) claiming it, one runs it. The one after is the first
  * later than now, so occurrences missed while no node ran are made up by one check, not a burst.
- * It also removes, hourly, the diff pictures of checks past the retention period.
+ * It also removes, hourly, the diff pictures of checks past the retention period, and the checks
+ * past the history period (with their jobs, which that period removes).
  */
 export class MonitorScheduler {
   private timer: NodeJS.Timeout | undefined;
@@ -48,12 +51,22 @@ export class MonitorScheduler {
     void this.sweep();
   }
 
-  /** Removes the diff pictures past the retention period (a failure is logged; the next sweep tries again). */
-  sweep(): Promise<number> {
-    return this.deps.checks.sweepDiffs(this.deps.clock.now() - this.deps.retentionMs()).catch((err: unknown) => {
+  /**
+   * Removes the diff pictures past the retention period and the checks past the history period
+   * (a failure is logged; the next sweep tries again). Resolves to how many of each it removed.
+   */
+  async sweep(): Promise<{ diffs: number; checks: number }> {
+    const now = this.deps.clock.now();
+    const diffs = await this.deps.checks.sweepDiffs(now - this.deps.retentionMs()).catch((err: unknown) => {
       this.deps.log.warn({ component: 'monitors', err }, 'could not remove old diff pictures');
       return 0;
     });
+    const checks = await this.deps.checks.purgeBefore(now - this.deps.historyMs()).catch((err: unknown) => {
+      this.deps.log.warn({ component: 'monitors', err }, 'could not remove the checks past the history period');
+      return 0;
+    });
+    if (checks) this.deps.log.info({ component: 'monitors' }, `removed ${checks} monitor check(s) older than the history period`);
+    return { diffs, checks };
   }
 
   /** Stops looking, and waits for a look under way (the checks it started are jobs like any other). */

@@ -11,6 +11,7 @@ import type { CheckRecord, MonitorRecord, MonitorSchedule } from '../store/recor
 import type { MonitorStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { MonitorChecks } from './monitor-checks.js';
+import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import { checkSchedule, nextOccurrence } from './schedule.js';
 
 /** Capture fields whose values are kept sealed and never shown: as for a job's secrets. */
@@ -25,6 +26,8 @@ export interface MonitorServiceDeps {
   parseCapture: (body: Record<string, unknown>) => CreateParams;
   /** The admin's floor on a schedule's interval, minutes. */
   minMinutes: () => number;
+  /** The most monitors one account may have (the monitors_per_account setting). */
+  maxPerAccount: () => number;
   clock: Clock;
 }
 
@@ -44,17 +47,18 @@ const newMonitorId = () => `mon_${crypto.randomBytes(12).toString('hex')}`;
 export class MonitorService {
   constructor(private readonly deps: MonitorServiceDeps) {}
 
+  /** A new monitor of the owner's account; refused (ValidationError) when the account has the most it may have. */
   async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
     const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline'>>;
     const now = this.deps.clock.now();
-    const capture = this.checkCapture(captureOf(body as Record<string, unknown>));
+    const { sealed, ...capture } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)));
     checkSchedule(input.schedule, this.deps.minMinutes(), now);
     const monitor: MonitorRecord = {
       _id: newMonitorId(),
       account_id: owner.account_id,
       key_id: owner.key_id,
       name: input.name ?? null,
-      ...this.split(capture),
+      ...capture,
       schedule: input.schedule,
       threshold: input.threshold,
       mask_selectors: input.mask_selectors,
@@ -68,7 +72,10 @@ export class MonitorService {
       created_at: now,
       updated_at: now,
     };
-    await this.deps.store.insert(monitor);
+    const max = this.deps.maxPerAccount();
+    if (!(await this.deps.store.insert(monitor, sealed, max))) {
+      throw new ValidationError(`This account has ${max} monitors, the most one account may have (monitors_per_account); remove one to create another`);
+    }
     return monitor;
   }
 
@@ -93,7 +100,8 @@ export class MonitorService {
   /**
    * Changes the fields given. Capture fields given replace the monitor's (`url` and `html`
    * replace each other), the result checked as a new request would be; a new schedule, or a
-   * resume, starts counting from now.
+   * resume, starts counting from now. Secret fields replaced leave no copy of the old values; of
+   * a monitor whose secrets are lost, a change of its capture must give them again.
    */
   async update(accountId: string, id: string, body: unknown): Promise<MonitorRecord> {
     const monitor = await this.get(accountId, id);
@@ -102,11 +110,17 @@ export class MonitorService {
     const now = this.deps.clock.now();
     const change: Partial<MonitorRecord> = { updated_at: now };
     const captureGiven = captureOf(given);
+    let sealed: string | null | undefined;
     if (Object.keys(captureGiven).length) {
-      const current = { ...monitor.request, ...this.openSecrets(monitor) };
-      if ('url' in captureGiven) for (const field of ['html', 'base_url']) delete current[field];
-      if ('html' in captureGiven) delete current.url;
-      Object.assign(change, this.split(this.checkCapture({ ...current, ...captureGiven })));
+      const secrets = await this.secretsOf(monitor);
+      const current = { ...monitor.request, ...(typeof secrets === 'string' ? {} : secrets) };
+      const dropped = [...('url' in captureGiven ? ['html', 'base_url'] : []), ...('html' in captureGiven ? ['url'] : [])];
+      for (const field of dropped) delete current[field];
+      const missing = monitor.secret_fields.filter((field) => !(field in current) && !(field in captureGiven) && !dropped.includes(field));
+      if (missing.length) throw new MonitorSecretsLostError({ _id: monitor._id, secret_fields: missing }, secrets === 'unreadable', 'give them again with this change');
+      const { sealed: replaced, ...capture } = this.split(this.checkCapture({ ...current, ...captureGiven }));
+      Object.assign(change, capture);
+      sealed = replaced;
     }
     if (input.name !== undefined) change.name = input.name;
     if (input.threshold !== undefined) change.threshold = input.threshold;
@@ -120,7 +134,7 @@ export class MonitorService {
     if (paused) change.next_run_at = null;
     else if (input.schedule !== undefined || monitor.paused) change.next_run_at = nextOccurrence(schedule, now);
     if (input.schedule !== undefined) change.schedule = input.schedule;
-    const updated = await this.deps.store.update(monitor._id, change);
+    const updated = await this.deps.store.update(monitor._id, change, sealed);
     if (!updated) throw new NotFoundError('monitor', id);
     return updated;
   }
@@ -170,9 +184,11 @@ export class MonitorService {
     return updated;
   }
 
-  /** The monitor's capture as jobs take it: its request with its secrets opened. */
-  paramsOf(monitor: MonitorRecord): CreateParams {
-    return this.deps.parseCapture({ ...monitor.request, ...this.openSecrets(monitor) });
+  /** The monitor's capture as jobs take it: its request with its secrets opened; MonitorSecretsLostError when they are not kept. */
+  async paramsOf(monitor: MonitorRecord): Promise<CreateParams> {
+    const secrets = await this.secretsOf(monitor);
+    if (typeof secrets === 'string') throw new MonitorSecretsLostError(monitor, secrets === 'unreadable');
+    return this.deps.parseCapture({ ...monitor.request, ...secrets });
   }
 
   /** A capture request checked as POST /v1/screenshot checks it, and one a picture can be compared from. */
@@ -182,8 +198,8 @@ export class MonitorService {
     return capture;
   }
 
-  /** The capture's fields in clear and its secret ones sealed. */
-  private split(capture: Record<string, unknown>): Pick<MonitorRecord, 'request' | 'sealed_secrets' | 'secret_fields'> {
+  /** The capture's fields in clear and its secret ones sealed (null: it has none). */
+  private split(capture: Record<string, unknown>): Pick<MonitorRecord, 'request' | 'secret_fields'> & { sealed: string | null } {
     const request: Record<string, unknown> = {};
     const secret: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(capture)) {
@@ -191,11 +207,19 @@ export class MonitorService {
       else request[field] = value;
     }
     const fields = Object.keys(secret);
-    return { request, sealed_secrets: fields.length ? this.deps.secrets.seal(secret) : null, secret_fields: fields };
+    return { request, sealed: fields.length ? this.deps.secrets.seal(secret) : null, secret_fields: fields };
   }
 
-  private openSecrets(monitor: MonitorRecord): Record<string, unknown> {
-    return monitor.sealed_secrets ? this.deps.secrets.open<Record<string, unknown>>(monitor.sealed_secrets) : {};
+  /** The monitor's secret fields opened, or why they cannot be: not kept, or sealed under another key. */
+  private async secretsOf(monitor: MonitorRecord): Promise<Record<string, unknown> | 'lost' | 'unreadable'> {
+    if (monitor.secret_fields.length === 0) return {};
+    const sealed = await this.deps.store.secrets(monitor._id);
+    if (sealed === null) return 'lost';
+    try {
+      return this.deps.secrets.open<Record<string, unknown>>(sealed);
+    } catch {
+      return 'unreadable';
+    }
   }
 }
 

@@ -229,15 +229,32 @@ export interface SharedValues {
   getOrSet(name: string, value: string): Promise<string>;
 }
 
-/** Monitors (scheduled captures) and their checks, newest check first. */
+/**
+ * Monitors (scheduled captures) and their checks, newest check first. A monitor's sealed
+ * secrets (its capture's headers, cookies, http_auth and html: up to 5 MB) are kept apart from
+ * its record, which is written again at every claim and change (NeDB appends each version;
+ * PostgreSQL keeps row versions until vacuumed): a change of the record never copies them, and
+ * replacing or removing them leaves no copy behind. NeDB: one file per monitor in
+ * `<data>/monitor-secrets/` (never archived by `backup`); PostgreSQL: the monitor_secrets table.
+ */
 export interface MonitorStore {
-  insert(monitor: MonitorRecord): Promise<void>;
+  /**
+   * Stores a new monitor and its sealed secrets (null: it has none), unless its account has
+   * `max` monitors already: then it stores nothing and returns false. One account's inserts take
+   * turns (in PostgreSQL across nodes, under the account's advisory lock), so the bound holds exactly.
+   */
+  insert(monitor: MonitorRecord, secrets: string | null, max: number): Promise<boolean>;
   get(id: string): Promise<MonitorRecord | null>;
   /** An account's monitors, oldest first. */
   list(accountId: string): Promise<MonitorRecord[]>;
-  /** Sets fields; the monitor as it is after, or null when there is none. */
-  update(id: string, change: Partial<Omit<MonitorRecord, '_id' | 'account_id'>>): Promise<MonitorRecord | null>;
-  /** Removes the monitor and its checks; returns the checks removed (their diff pictures go too). */
+  /**
+   * Sets fields, and when `secrets` is given replaces the monitor's sealed secrets with it (null
+   * erases them); the monitor as it is after, or null when there is none.
+   */
+  update(id: string, change: Partial<Omit<MonitorRecord, '_id' | 'account_id'>>, secrets?: string | null): Promise<MonitorRecord | null>;
+  /** The monitor's sealed secrets, or null when none are kept (it has none, or they were not restored from a backup). */
+  secrets(id: string): Promise<string | null>;
+  /** Removes the monitor, its secrets and its checks; returns the checks removed (their diff pictures go too). */
   remove(id: string): Promise<CheckRecord[]>;
   /** Up to `limit` monitors not paused whose next occurrence is due by `now`, earliest first. */
   due(now: number, limit: number): Promise<MonitorRecord[]>;
@@ -258,6 +275,8 @@ export interface MonitorStore {
   pendingChecks(limit: number): Promise<CheckRecord[]>;
   /** Up to `limit` checks made before `cutoff` that still name a diff picture (the retention sweep), oldest first. */
   diffsBefore(cutoff: number, limit: number): Promise<CheckRecord[]>;
+  /** Removes up to `limit` checks made before `cutoff` that are not pending (the history period's purge), oldest first; returns them. */
+  removeChecksBefore(cutoff: number, limit: number): Promise<CheckRecord[]>;
 }
 
 /** Every store of one backend. */

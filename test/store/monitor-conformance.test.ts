@@ -52,7 +52,6 @@ function monitor(fields: Partial<MonitorRecord> = {}): MonitorRecord {
     key_id: 'key1',
     name: `m${n}`,
     request: { url: 'https://example.com/', full_page: true },
-    sealed_secrets: null,
     secret_fields: [],
     schedule: { every_minutes: 5 },
     threshold: 0.001,
@@ -122,7 +121,7 @@ describe.each([
 
   it("stores monitors, reads each back whole, lists an account's oldest first, and updates fields", async () => {
     const [a, b, c] = [monitor(), monitor({ account_id: 'acc2' }), monitor()];
-    for (const m of [c, a, b]) await stores.monitors.insert(m);
+    for (const m of [c, a, b]) await stores.monitors.insert(m, null, 100);
     expect(await stores.monitors.get(a._id)).toEqual(a);
     expect((await stores.monitors.list('acc1')).map((m) => m._id)).toEqual([a._id, c._id]);
     expect(await stores.monitors.update(a._id, { paused: true, next_run_at: null })).toEqual({ ...a, paused: true, next_run_at: null });
@@ -135,14 +134,14 @@ describe.each([
     const due2 = monitor({ next_run_at: T0 - 1000 });
     const later = monitor({ next_run_at: T0 + 60_000 });
     const paused = monitor({ next_run_at: null, paused: true });
-    for (const m of [due2, later, paused, due1]) await stores.monitors.insert(m);
+    for (const m of [due2, later, paused, due1]) await stores.monitors.insert(m, null, 100);
     expect((await stores.monitors.due(T0, 10)).map((m) => m._id)).toEqual([due1._id, due2._id]);
     expect((await stores.monitors.due(T0, 1)).map((m) => m._id)).toEqual([due1._id]);
   });
 
   it('gives an occurrence to one of several claims at once (PostgreSQL: also across two nodes)', async () => {
     const m = monitor({ next_run_at: T0 });
-    await stores.monitors.insert(m);
+    await stores.monitors.insert(m, null, 100);
     // NeDB has one process per data directory (its lock); PostgreSQL is shared by the nodes of a cluster.
     const second = name === 'postgres' ? await open() : stores;
     const claims = await Promise.all([stores, second, stores, second].map((s) => s.monitors.claim(m._id, T0, T0 + 300_000)));
@@ -153,7 +152,7 @@ describe.each([
 
   it('lists checks newest first with a cursor, finds the last completed one of a device before a check, and the pending ones', async () => {
     const m = monitor();
-    await stores.monitors.insert(m);
+    await stores.monitors.insert(m, null, 100);
     const c1 = check(m._id, T0);
     const c2 = check(m._id, T0 + 1000, { status: 'failed', changed: null, difference: null });
     const c3 = check(m._id, T0 + 2000, { device: 'mobile' });
@@ -196,8 +195,8 @@ describe.each([
   it('removes a monitor with its checks and returns those checks', async () => {
     const m = monitor();
     const kept = monitor();
-    await stores.monitors.insert(m);
-    await stores.monitors.insert(kept);
+    await stores.monitors.insert(m, null, 100);
+    await stores.monitors.insert(kept, null, 100);
     const mine = [check(m._id, T0), check(m._id, T0 + 1)];
     const theirs = check(kept._id, T0);
     for (const c of [...mine, theirs]) await stores.monitors.insertCheck(c);
@@ -208,10 +207,49 @@ describe.each([
     expect(await stores.monitors.getCheck(theirs._id)).toEqual(theirs);
   });
 
+  it("keeps a monitor's sealed secrets apart from its record, replaces them whole, and erases them with the monitor", async () => {
+    const m = monitor({ secret_fields: ['cookies'] });
+    await stores.monitors.insert(m, 'v1.sealed-first', 100);
+    expect(await stores.monitors.get(m._id)).toEqual(m);
+    expect(await stores.monitors.secrets(m._id)).toBe('v1.sealed-first');
+    // A change of other fields keeps them; one that gives secrets replaces them; null erases them.
+    expect(await stores.monitors.update(m._id, { paused: true })).toEqual({ ...m, paused: true });
+    expect(await stores.monitors.secrets(m._id)).toBe('v1.sealed-first');
+    await stores.monitors.update(m._id, { secret_fields: ['html'] }, 'v1.sealed-second');
+    expect(await stores.monitors.secrets(m._id)).toBe('v1.sealed-second');
+    await stores.monitors.update(m._id, { secret_fields: [] }, null);
+    expect(await stores.monitors.secrets(m._id)).toBeNull();
+    await stores.monitors.update(m._id, { secret_fields: ['headers'] }, 'v1.sealed-third');
+    expect(await stores.monitors.update('mon_none', {}, 'v1.sealed-nobody')).toBeNull();
+    expect(await stores.monitors.secrets('mon_none')).toBeNull();
+    await stores.monitors.remove(m._id);
+    expect(await stores.monitors.secrets(m._id)).toBeNull();
+  });
+
+  it("stores an account's monitors up to the most it may have, also from many inserts at once (PostgreSQL: across two nodes)", async () => {
+    const second = name === 'postgres' ? await open() : stores;
+    const inserted = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? second : stores).monitors.insert(monitor({ account_id: 'capped' }), null, 3)));
+    expect(inserted.filter(Boolean)).toHaveLength(3);
+    expect(await stores.monitors.list('capped')).toHaveLength(3);
+    expect(await stores.monitors.insert(monitor({ account_id: 'another' }), null, 3)).toBe(true);
+  });
+
+  it('removes the checks made before a time, oldest first, leaving pending ones and later ones', async () => {
+    const m = monitor();
+    const oldest = check(m._id, T0 - 2000);
+    const old = check(m._id, T0 - 1000, { status: 'skipped', job_id: null });
+    const waiting = check(m._id, T0 - 1500, { status: 'pending', changed: null, difference: null });
+    const recent = check(m._id, T0);
+    for (const c of [recent, old, waiting, oldest]) await stores.monitors.insertCheck(c);
+    expect((await stores.monitors.removeChecksBefore(T0, 1)).map((c) => c._id)).toEqual([oldest._id]);
+    expect((await stores.monitors.removeChecksBefore(T0, 10)).map((c) => c._id)).toEqual([old._id]);
+    expect((await stores.monitors.checks(m._id, { limit: 10 })).map((c) => c._id)).toEqual([recent._id, waiting._id]);
+  });
+
   it('keeps monitors and checks across a reopening', async () => {
     const m = monitor();
     const c = check(m._id, T0);
-    await stores.monitors.insert(m);
+    await stores.monitors.insert(m, null, 100);
     await stores.monitors.insertCheck(c);
     await stores.close();
     const again = await open();

@@ -15,3 +15,9 @@ export interface DatafileContents {
   docs: Array<Record<string, unknown>>;
   indexes: Record<string, IndexDefinition>;
 }
+
+/** Rewrites one datafile compactly, dropping the lines of removed and replaced documents. */
+export function compactFile(file: NedbFile<{ _id: string }>): Promise<void> {
+  // @seald-io/nedb's own method, reached through Datastore.create's proxy (nedb-promises has no wrapper for it).
+  return (file as unknown as { compactDatafileAsync(): Promise<void> }).compactDatafileAsync();
+}

@@ -19,7 +19,7 @@ import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbDestinationStore } from './nedb-destination-store.js';
-import type { NedbFile } from './nedb-file.js';
+import { compactFile, type NedbFile } from './nedb-file.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
 import { NedbLeftOutJobs } from './nedb-left-out.js';
@@ -67,7 +67,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     settings,
     shared: new NedbSharedValues(settingsFile as NedbFile<SettingsDoc>),
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
-    monitors: await NedbMonitorStore.open(monitors as NedbFile<MonitorRecord>, checks as NedbFile<CheckRecord>),
+    monitors: await NedbMonitorStore.open(monitors as NedbFile<MonitorRecord>, checks as NedbFile<CheckRecord>, dataDir, log),
     destinations: new NedbDestinationStore(destinations as NedbFile<DestinationRecord>),
   };
   const jobSecrets = await JobSecretFiles.open(dataDir, stores.jobs);
@@ -163,12 +163,6 @@ async function inspectDatafile(filename: string): Promise<{ corrupt: number; end
     }
   }
   return { corrupt, endsMidLine: text.length > 0 && !text.endsWith('\n') };
-}
-
-/** Rewrites one datafile compactly, dropping the lines of removed and replaced documents. */
-export function compactFile(file: NedbFile<{ _id: string }>): Promise<void> {
-  // @seald-io/nedb's own method, reached through Datastore.create's proxy (nedb-promises has no wrapper for it).
-  return (file as unknown as { compactDatafileAsync(): Promise<void> }).compactDatafileAsync();
 }
 
 /**

@@ -186,6 +186,23 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'monitor secrets apart',
+    sql: `
+      -- The sealed secrets of monitors (headers, cookies, credentials, html: up to 5 MB): never in
+      -- monitors, whose row is written again at every claim and change.
+      CREATE TABLE monitor_secrets (
+        id text COLLATE "C" PRIMARY KEY REFERENCES monitors (id) ON DELETE CASCADE,
+        sealed text NOT NULL
+      );
+      INSERT INTO monitor_secrets (id, sealed)
+        SELECT id, doc->>'sealed_secrets' FROM monitors WHERE jsonb_typeof(doc->'sealed_secrets') = 'string';
+      UPDATE monitors SET doc = doc - 'sealed_secrets' WHERE doc ? 'sealed_secrets';
+      -- The history period's purge of checks, oldest first.
+      CREATE INDEX monitor_checks_by_time ON monitor_checks (at, id);
+    `,
+  },
 ];
 
 /**

@@ -6,6 +6,7 @@ import type { Logger } from '../../logger.js';
 import { ADMIN_TOKEN_FILE, SECRET_KEY_FILE, SHARED_ADMIN_TOKEN, SHARED_SECRET_KEY } from '../data-dir.js';
 import { acquireDataLock } from '../data-lock.js';
 import { JOB_SECRETS_DIR } from '../nedb/job-secret-files.js';
+import { MONITOR_SECRETS_DIR } from '../nedb/monitor-secret-files.js';
 import { openNedbStores } from '../nedb/nedb-stores.js';
 import { hasEnded } from '../records/job-record.js';
 import { migrate } from './migrations.js';
@@ -44,7 +45,7 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     for (const name of await fs.readdir(from)) {
       if (name.endsWith('.db')) await fs.copyFile(path.join(from, name), path.join(copy, name));
     }
-    await fs.cp(path.join(from, JOB_SECRETS_DIR), path.join(copy, JOB_SECRETS_DIR), { recursive: true }).catch(() => undefined);
+    for (const dir of [JOB_SECRETS_DIR, MONITOR_SECRETS_DIR]) await fs.cp(path.join(from, dir), path.join(copy, dir), { recursive: true }).catch(() => undefined);
     const stores = await openNedbStores(copy, logger);
     await migrate(pool, logger);
     const accounts = await stores.accounts.list();
@@ -78,6 +79,11 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     await new PgJobSecretStore(pool).put(secrets);
     await copyDocs('webhook_deliveries', deliveries, 'webhook deliveries');
     await copyDocs('monitors', monitors, 'monitors');
+    // Their sealed secrets, kept apart from the records as the cluster keeps them.
+    for (const monitor of monitors) {
+      const sealed = monitor.secret_fields.length ? await stores.monitors.secrets(monitor._id) : null;
+      if (sealed !== null) await pool.query('INSERT INTO monitor_secrets (id, sealed) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [monitor._id, sealed]);
+    }
     await copyDocs('monitor_checks', checks, 'monitor checks');
     // The accounts' storage destinations, their credentials sealed under the key copied below.
     for (const account of accounts) {

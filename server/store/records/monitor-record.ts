@@ -15,12 +15,10 @@ export interface MonitorRecord {
   name: string | null;
   /**
    * The capture as POST /v1/screenshot takes it, without its secret fields (headers, cookies,
-   * http_auth, html), which are in `sealed_secrets`.
+   * http_auth, html): those are sealed (SecretBox) and kept apart, MonitorStore.secrets.
    */
   request: Record<string, unknown>;
-  /** SecretBox-sealed `{headers?, cookies?, http_auth?, html?}` of the request; null when it had none. */
-  sealed_secrets: string | null;
-  /** The names of the secret fields the request has (shown instead of their values). */
+  /** The names of the secret fields the request has (shown instead of their values); none kept apart while this lists some means they are lost. */
   secret_fields: string[];
   schedule: MonitorSchedule;
   /** Fraction of pixels that must differ for a check to count as a change. */
@@ -41,11 +39,14 @@ export interface MonitorRecord {
   updated_at: number;
 }
 
-/** pending: the job runs, or its comparison is still to be made; skipped: no job was made (`error` says why). */
+/**
+ * pending: the job runs, or its comparison is still to be made; skipped: no job was made (`error`
+ * says why); failed: the job failed, or (with no job) the capture could not be made at all.
+ */
 export type CheckStatus = 'pending' | 'completed' | 'failed' | 'skipped';
 
 export interface CheckRecord {
-  /** The job's id; `skip_…` for a skipped check. */
+  /** The job's id; `skip_…` for a check without a job (skipped, or failed before a job was made). */
   _id: string;
   monitor_id: string;
   account_id: string;
@@ -65,4 +66,11 @@ export interface CheckRecord {
   error: string | null;
   /** The scheduled occurrence this check ran for; null for a run asked for. */
   occurrence: number | null;
+  /**
+   * Of a check without a job (skipped, or failed before its job was made): how many scheduled
+   * occurrences in a row it stands for, the latest at `at` and the first at `first_at`; one
+   * record per run of them, not one per occurrence. Absent: 1.
+   */
+  runs?: number;
+  first_at?: number;
 }
