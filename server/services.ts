@@ -15,6 +15,7 @@ import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
+import { IdempotentRequests } from './jobs/idempotent-requests.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
@@ -94,6 +95,8 @@ export interface Services {
   monitors: MonitorService;
   /** The accounts' storage destinations (customer uploads). */
   destinations: StorageDestinations;
+  /** What POST /v1/screenshot answered each Idempotency-Key, for its retries. */
+  idempotency: IdempotentRequests;
   /** The Prometheus metrics (GET /metrics), in a registry of this instance's own. */
   metrics: ServiceMetrics;
   /** The egress guard's forward proxy, through which every browser connection goes. */
@@ -279,6 +282,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       webhooks,
       monitors,
       destinations,
+      idempotency: new IdempotentRequests({ store: stores.idempotency, clock, log }),
       metrics,
       egressProxyUrl,
       adminToken,

@@ -1,4 +1,5 @@
 import { AccountShareFullError, NotFoundError, QueueFullError, RateLimitedError, ShuttingDownError, ValidationError } from '../domain-errors.js';
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../jobs/idempotent-requests.js';
 import { DiskFullError } from '../store/disk-full.js';
 import { ObjectStorageError } from '../store/file-store.js';
 import { StoreUnavailableError } from '../store/stores.js';
@@ -11,8 +12,10 @@ export const ERROR_TITLES: Record<number, string> = {
   404: 'Not found',
   405: 'Method not allowed',
   408: 'Request timeout',
+  409: 'Conflict',
   413: 'Payload too large',
   415: 'Unsupported media type',
+  422: 'Unprocessable content',
   429: 'Rate limit exceeded',
   431: 'Request header fields too large',
   500: 'Internal server error',
@@ -62,6 +65,9 @@ const ERROR_RESPONSES: ReadonlyArray<ErrorResponse<Error>> = [
   row(ShuttingDownError, (e) => new ApiError(503, e.message, ERROR_TITLES[503], {}, retryAfter(e.retryAfterSeconds))),
   row(QueueFullError, (e) => new ApiError(503, e.message, ERROR_TITLES[503], {}, retryAfter(e.retryAfterSeconds))),
   row(AccountShareFullError, (e) => new ApiError(503, e.message, ERROR_TITLES[503], {}, retryAfter(e.retryAfterSeconds))),
+  // As draft-ietf-httpapi-idempotency-key-header has them: 409 while the first request is in flight, 422 for another body.
+  row(IdempotencyKeyInUseError, (e) => new ApiError(409, e.message, ERROR_TITLES[409], {}, retryAfter(e.retryAfterSeconds))),
+  row(IdempotencyKeyReusedError, (e) => new ApiError(422, e.message)),
   // A database that is down: the client may retry; its driver's words stay in the log.
   row(StoreUnavailableError, () => new ApiError(503, 'The database did not answer; try again shortly', ERROR_TITLES[503], {}, retryAfter(5))),
   // Nothing of the write was kept, so the client may simply try again once space has been freed.

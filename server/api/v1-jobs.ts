@@ -1,4 +1,5 @@
 import type { CreateParams } from '../jobs/create-params.js';
+import type { IdempotentRequests } from '../jobs/idempotent-requests.js';
 import type { JobService, RequestedJob } from '../jobs/job-service.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
@@ -17,6 +18,8 @@ export interface V1Deps extends V1AuthDeps {
   clock: Clock;
   /** Whether the account has a storage destination, for a request asking to upload. */
   destinations: StorageDestinations;
+  /** What POST /v1/screenshot answered each Idempotency-Key, for its retries. */
+  idempotency: IdempotentRequests;
 }
 
 /**

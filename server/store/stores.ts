@@ -2,6 +2,7 @@ import type { Settings } from '../contract/admin.js';
 import type { AccountRecord } from './records/account-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
 import type { DestinationRecord } from './records/destination-record.js';
+import type { IdempotencyRecord, KeptAnswer } from './records/idempotency-record.js';
 import type { EndStatus, JobRecord, JobStatus } from './records/job-record.js';
 import type { KeyRecord } from './records/key-record.js';
 import type { CheckRecord, MonitorRecord } from './records/monitor-record.js';
@@ -279,6 +280,25 @@ export interface MonitorStore {
   removeChecksBefore(cutoff: number, limit: number): Promise<CheckRecord[]>;
 }
 
+/**
+ * What POST /v1/screenshot answered each Idempotency-Key of an account, so that a retry gets the
+ * same answer. A key is claimed by the request in flight, then holds its answer until it expires.
+ */
+export interface IdempotencyStore {
+  /**
+   * Stores `record` (a claim, without an answer) unless a live entry has its id: one with an
+   * answer not yet expired, or a claim still held at `now`. Returns null when it stored the
+   * record, else that live entry. Of two claims at once (in PostgreSQL across nodes), one stores.
+   */
+  claim(record: IdempotencyRecord, now: number): Promise<IdempotencyRecord | null>;
+  /** Keeps `answer` for the entry the claim `claim` holds, until `until`; nothing if the claim was lost. */
+  answer(id: string, claim: string, answer: KeptAnswer, until: number): Promise<void>;
+  /** Forgets the entry the claim `claim` holds (its request failed: a retry is a new request). */
+  release(id: string, claim: string): Promise<void>;
+  /** Removes the entries expired at `now` (answers and claims alike); returns how many. */
+  removeExpired(now: number): Promise<number>;
+}
+
 /** Every store of one backend. */
 export interface Stores {
   /** `nedb` (files in the data directory) or `postgres`. */
@@ -294,6 +314,7 @@ export interface Stores {
   monitors: MonitorStore;
   destinations: DestinationStore;
   shared: SharedValues;
+  idempotency: IdempotencyStore;
   /** Each part of the store (NeDB: its files in the data directory; PostgreSQL: the connection): `ok`, or why it cannot be used. */
   health(): Promise<Record<string, string>>;
   /** Folds what removals left behind (NeDB's append-only files); cheap where there is nothing to fold. */

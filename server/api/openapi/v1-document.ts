@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 
 import { MONITOR_SCHEMAS } from '../../contract/monitors.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 import { MonitorEvent, monitorPaths, monitorWebhooks, type V1DocumentParts } from './v1-monitors.js';
@@ -119,16 +120,37 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
             'Queues one job per device; the response names the first one in `job_id`/`status_url` and all of them in ' +
             '`jobs`. Each job counts as one call against the daily and monthly limits; a request that would pass a limit is ' +
             'refused whole.',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description:
+                `Makes the request safe to retry: 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, bare or as a quoted string. ` +
+                'A retry with the same key and body within 24 hours gets the first answer again (same jobs, no call counted); ' +
+                'keys are per account. A request that made no job keeps nothing',
+              schema: { type: 'string', minLength: 1 },
+            },
+          ],
           requestBody: { required: true, content: json(plain(ScreenshotRequest)) },
           responses: {
             '201': {
-              description: 'The jobs were queued',
-              headers: RATE_HEADERS,
+              description: 'The jobs were queued (or, with an Idempotency-Key seen before, the first answer again)',
+              headers: {
+                ...RATE_HEADERS,
+                'Idempotent-Replayed': { description: '`true` when this is the kept answer of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+              },
               content: json(ref('schemas', 'ScreenshotCreated')),
             },
-            '400': keyedError('Invalid parameters or body; the message names the field'),
+            '400': keyedError('Invalid parameters, body or Idempotency-Key; the message names the field'),
             ...AUTH_ERRORS,
+            '409': {
+              description: 'A request with this Idempotency-Key is still being answered',
+              headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },
+              content: json(ref('schemas', 'Error')),
+            },
             '413': keyedError(`The request body is larger than ${MAX_BODY_KB} KB`),
+            '422': keyedError('This Idempotency-Key was used in the last 24 hours with another body'),
             '503': {
               description: 'The capture queue is full, the account already has its share of it waiting or running, or the service is shutting down',
               headers: { ...RATE_HEADERS, 'Retry-After': ref('headers', 'RetryAfter') },

@@ -9,6 +9,7 @@ import { DirectoryFileStore, type FileStore } from '../file-store.js';
 import type { AccountRecord } from '../records/account-record.js';
 import type { DeliveryDoc } from '../records/delivery-record.js';
 import type { DestinationRecord } from '../records/destination-record.js';
+import type { IdempotencyRecord } from '../records/idempotency-record.js';
 import { hasEnded, type JobRecord } from '../records/job-record.js';
 import type { KeyRecord } from '../records/key-record.js';
 import type { CheckRecord, MonitorRecord } from '../records/monitor-record.js';
@@ -20,6 +21,7 @@ import { NedbAccountStore } from './nedb-account-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbDestinationStore } from './nedb-destination-store.js';
 import { compactFile, type NedbFile } from './nedb-file.js';
+import { NedbIdempotencyStore } from './nedb-idempotency-store.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
 import { NedbLeftOutJobs } from './nedb-left-out.js';
@@ -28,7 +30,7 @@ import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-se
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
 
-const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations'] as const;
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations', 'idempotency'] as const;
 
 export interface OpenOptions {
   /**
@@ -55,7 +57,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   // Only read: what is left out is removed from disk by the retention sweep, after the start (leftOut).
   const preparedJobs = cutoff === null ? undefined : await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
-  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations] = await Promise.all(
+  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency] = await Promise.all(
     NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
   );
   const stores = {
@@ -69,6 +71,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
     monitors: await NedbMonitorStore.open(monitors as NedbFile<MonitorRecord>, checks as NedbFile<CheckRecord>, dataDir, log),
     destinations: new NedbDestinationStore(destinations as NedbFile<DestinationRecord>),
+    idempotency: await NedbIdempotencyStore.open(idempotency as NedbFile<IdempotencyRecord>),
   };
   const jobSecrets = await JobSecretFiles.open(dataDir, stores.jobs);
   await moveSealedSecrets(jobs as NedbFile<JobRecord>, jobSecrets, log);
@@ -77,7 +80,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const leftOut =
     preparedJobs &&
     new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new DirectoryFileStore(dataDir), fold: () => compactFile(jobs), log });
-  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, settingsFile];
+  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',

@@ -203,6 +203,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX monitor_checks_by_time ON monitor_checks (at, id);
     `,
   },
+  {
+    version: 9,
+    name: 'idempotency keys',
+    sql: `
+      -- What POST /v1/screenshot answered each Idempotency-Key of an account, for a day.
+      CREATE TABLE idempotency_keys (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        until bigint GENERATED ALWAYS AS ((doc->>'until')::bigint) STORED
+      );
+      CREATE INDEX idempotency_keys_by_until ON idempotency_keys (until);
+    `,
+  },
 ];
 
 /**

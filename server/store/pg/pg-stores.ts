@@ -6,6 +6,7 @@ import { migrate } from './migrations.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgDeliveryStore } from './pg-delivery-store.js';
 import { PgDestinationStore } from './pg-destination-store.js';
+import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
@@ -59,6 +60,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     monitors: new PgMonitorStore(pool),
     destinations: new PgDestinationStore(pool),
     shared: new PgSharedValues(pool),
+    idempotency: new PgIdempotencyStore(pool),
     health: async () => ({ postgres: await reachable(pool) }),
     // Autovacuum reclaims what deletes leave; there is nothing to fold by hand.
     compact: async () => undefined,
