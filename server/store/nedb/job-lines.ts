@@ -1,3 +1,4 @@
+import { type JobOptions, secretNames, splitJobOptions } from '../records/job-options.js';
 import { END_STATUSES } from '../records/job-record.js';
 import { type OldLine, scanOldLine } from './ended-job-scan.js';
 import type { DatafileContents, IndexDefinition } from './nedb-file.js';
@@ -65,6 +66,7 @@ export class JobLines {
       return Fate.Fold;
     }
     const ended = typeof doc.created_at === 'number' && doc.created_at < this.cutoff && ENDED.has(String(doc.status));
+    if (!ended && ENDED.has(String(doc.status))) this.dropLargeOptions(doc);
     const image = ended && doc.expired !== true ? (typeof doc.image_file === 'string' ? doc.image_file : null) : undefined;
     return this.set(id, ended, ended ? null : doc, image);
   }
@@ -81,6 +83,23 @@ export class JobLines {
     if (image !== undefined) files.set(id, image);
     else if (files.size > 0) files.delete(id);
     return seen ? Fate.Fold : ended ? Fate.Drop : Fate.Keep;
+  }
+
+  /**
+   * An ended job of an earlier version kept every option in its record, and NeDB would hold them
+   * in memory for the rest of the history period: the options too large for a record go
+   * (splitJobOptions), named in its secret_names as those of newer jobs are, and the file is
+   * folded without them at its next compaction.
+   */
+  private dropLargeOptions(doc: Doc): void {
+    if (doc.options === null || typeof doc.options !== 'object') return;
+    const { kept, apart } = splitJobOptions(doc.options as JobOptions);
+    const options = secretNames(null, apart)?.options;
+    if (!options) return;
+    const names = typeof doc.secret_names === 'object' ? doc.secret_names : null;
+    doc.options = kept;
+    doc.secret_names = { headers: [], cookies: [], http_auth: false, ...names, options };
+    this.unchanged = false;
   }
 
   /** A line without a string `_id`: an index definition, or a document NeDB ignores (or, with another `_id`, one left to it). */
