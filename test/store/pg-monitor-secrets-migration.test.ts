@@ -1,10 +1,17 @@
+import fs from 'node:fs/promises';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../server/logger.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { migrate, MIGRATIONS } from '../../server/store/pg/migrations.js';
+import { importDataDir } from '../../server/store/pg/pg-import.js';
 import { PgMonitorStore } from '../../server/store/pg/pg-monitor-store.js';
 import { createPool } from '../../server/store/pg/pg-pool.js';
+import type { MonitorRecord } from '../../server/store/records/monitor-record.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { newAccount } from './conformance-records.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -30,6 +37,44 @@ describe('a cluster database from before monitor secrets were kept apart', () =>
       for (const row of rows) expect(row.doc).not.toContain('sealed_secrets');
     } finally {
       await pool.end();
+    }
+  });
+
+  it("an import of a data directory copies each monitor's sealed secrets into monitor_secrets", async () => {
+    const dir = await tempDir('sa-import-monitor-secrets-');
+    const url = await server.createDatabase();
+    const pool = createPool(url, silentLogger);
+    try {
+      const stores = await openNedbStores(dir, silentLogger);
+      const account = await stores.accounts.insert(newAccount());
+      const monitor: MonitorRecord = {
+        _id: 'mon_imported',
+        account_id: account._id,
+        key_id: 'key1',
+        name: null,
+        request: { url: 'https://example.com/' },
+        secret_fields: ['cookies'],
+        schedule: { every_minutes: 60 },
+        threshold: 0.001,
+        mask_selectors: [],
+        callback_url: null,
+        paused: false,
+        baseline: 'previous',
+        pinned_job_id: null,
+        next_run_at: 1,
+        failing: false,
+        base_url: 'http://127.0.0.1:8080',
+        created_at: 1,
+        updated_at: 1,
+      };
+      await stores.monitors.insert(monitor, 'v1.imported-sealed', 100);
+      await stores.compact();
+      await stores.close();
+      await importDataDir(dir, url, silentLogger);
+      expect(await new PgMonitorStore(pool).secrets('mon_imported')).toBe('v1.imported-sealed');
+    } finally {
+      await pool.end();
+      await fs.rm(dir, { recursive: true, force: true });
     }
   });
 });
