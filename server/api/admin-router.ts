@@ -1,8 +1,7 @@
 import type { Context } from 'koa';
-import bodyParser from 'koa-bodyparser';
 
 import { adminAuth, type AdminAuthDeps, adminNetworkGuard } from './admin-auth.js';
-import { badRequest } from './error-responses.js';
+import { jsonBodyReader } from './json-body.js';
 import { GatedRouter } from './routing.js';
 
 /** Admin API answers are private to the admin and never cached, whatever their status. */
@@ -12,13 +11,10 @@ async function adminHeaders(ctx: Context, next: () => Promise<unknown>) {
   await next();
 }
 
-const jsonBody = bodyParser({
-  enableTypes: ['json'],
-  jsonLimit: '256kb',
-  onerror: () => {
-    throw badRequest('The request body is not valid JSON');
-  },
-});
+/** Admin bodies are accounts, keys and settings: 256 KB is far past the largest. */
+export const ADMIN_BODY_KB = 256;
+
+const jsonBody = jsonBodyReader(ADMIN_BODY_KB);
 
 /**
  * A router for /admin/api whose every route runs, in its own middleware (GatedRouter), the admin

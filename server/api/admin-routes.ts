@@ -24,6 +24,7 @@ import { adminStorageRoutes } from './admin-storage-routes.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { baseUrlOf } from './base-url.js';
 import { ApiError } from './error-responses.js';
+import { requestBody as body } from './json-body.js';
 import { queryText, refuseSecretOptions, renderTimeoutSeconds, signedRenderUrl } from './render-link.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 
@@ -39,9 +40,6 @@ export interface AdminDeps extends AdminAuthDeps {
   webhooks: WebhookService;
   destinations: StorageDestinations;
 }
-
-/** The JSON body, as koa-bodyparser left it (validated by the route against its schema). */
-const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
 /**
  * /admin/api/* — accounts, keys, jobs, usage, settings, the queue and webhook deliveries, for
