@@ -93,12 +93,27 @@ export function snapshotTree(pid: number): TreeSnapshot {
 }
 
 /**
- * Summed proportional set size of the browsers `pid` launched directly (Chromium children and
- * everything below them), leaving out its other children such as a service under test.
+ * The Chromium main processes `pid` launched: each a child of `pid`'s pipe guard (PipeGuard, a
+ * node process between the service and its browser), or of `pid` itself. Processes of another
+ * service `pid` started (a server under test) are not among them.
+ */
+export function browserProcesses(pid: number): number[] {
+  const tree = processTree(pid);
+  const launcher = new Set([pid, ...tree.filter((p) => p.ppid === pid && isPipeGuard(p.pid)).map((p) => p.pid)]);
+  return tree.filter((p) => launcher.has(p.ppid) && /chrom/i.test(p.comm)).map((p) => p.pid);
+}
+
+function isPipeGuard(pid: number): boolean {
+  return (readText(`/proc/${pid}/cmdline`) ?? '').includes('pipe-guard');
+}
+
+/**
+ * Summed proportional set size of the browsers `pid` launched (browserProcesses, and everything
+ * below them, their pipe guards left out), leaving out its other children such as a service
+ * under test.
  */
 export function browsersPss(pid: number): number {
-  return processTree(pid)
-    .filter((p) => p.ppid === pid && /chrom/i.test(p.comm))
-    .flatMap((root) => processTree(root.pid))
+  return browserProcesses(pid)
+    .flatMap((root) => processTree(root))
     .reduce((sum, p) => sum + pssOf(p.pid), 0);
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { processTree } from '../../bench/process-tree.js';
+import { browserProcesses, processTree } from '../../bench/process-tree.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { withSettings } from '../helpers/with-settings.js';
@@ -86,11 +86,9 @@ async function found<T>(what: string, look: () => T | undefined, timeoutMs = 30_
   }
 }
 
-/** The browsers this test process launched: Chromium main processes whose parent is us. */
+/** The browsers this test process launched: Chromium main processes (under their pipe guards). */
 function ourBrowsers(): number[] {
-  return processTree(process.pid)
-    .filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm))
-    .map((p) => p.pid);
+  return browserProcesses(process.pid);
 }
 
 /** Renderer processes of our browsers, with their resident memory. */

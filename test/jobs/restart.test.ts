@@ -3,7 +3,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { processTree } from '../../bench/process-tree.js';
+import { browserProcesses } from '../../bench/process-tree.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { runCli, serve } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -70,7 +70,7 @@ describe('the headless server process', () => {
 
   it('shares captures among two browsers by default, and among as many as --browsers says', async () => {
     /** Chromium main processes the server started. */
-    const browsersOf = (pid: number) => processTree(pid).filter((p) => p.ppid === pid && /chrom/i.test(p.comm)).length;
+    const browsersOf = (pid: number) => browserProcesses(pid).length;
     for (const [args, expected] of [[[], 2], [['--browsers', '1'], 1], [['--browsers', '3'], 3]] as const) {
       const proc = await serve(['--data', await dataDir(), ...args]);
       try {

@@ -3,7 +3,7 @@
 // line it listens for fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { processTree } from '../../bench/process-tree.js';
+import { browserProcesses } from '../../bench/process-tree.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { withSettings } from '../helpers/with-settings.js';
@@ -57,11 +57,9 @@ async function post(body: Record<string, unknown>): Promise<string> {
   return (await res.json()).job_id;
 }
 
-/** The browsers this test process launched: Chromium main processes whose parent is us. */
+/** The browsers this test process launched: Chromium main processes (under their pipe guards). */
 function ourBrowsers(): number[] {
-  return processTree(process.pid)
-    .filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm))
-    .map((p) => p.pid);
+  return browserProcesses(process.pid);
 }
 
 async function until(what: string, ready: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {

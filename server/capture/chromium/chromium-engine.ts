@@ -14,6 +14,7 @@ import { userAgentFor } from '../presets.js';
 import { BrowserSlot } from './browser-slot.js';
 import { type ChromiumCommandLine, chromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
+import { PipeGuard } from './pipe-guard.js';
 
 export interface ChromiumEngineOptions {
   /** The Chromium executable, usually from findChromium(). */
@@ -95,6 +96,8 @@ export class ChromiumEngine implements CaptureEngine {
   private readonly slots = new Set<BrowserSlot>();
   private version: string | undefined;
   private closed = false;
+  /** Made at the first launch, removed at close(). */
+  private guard: Promise<PipeGuard> | undefined;
 
   constructor(private readonly options: ChromiumEngineOptions) {
     this.recycleAfter = Math.max(1, options.recycleAfter ?? 200);
@@ -138,6 +141,7 @@ export class ChromiumEngine implements CaptureEngine {
     await this.launching?.catch(() => undefined);
     this.current = undefined;
     await Promise.all([...this.slots].map((slot) => slot.close()));
+    await this.guard?.then((guard) => guard.dispose()).catch(() => undefined);
   }
 
   async capture(request: CaptureRequest): Promise<CaptureResult> {
@@ -299,8 +303,9 @@ export class ChromiumEngine implements CaptureEngine {
 
   private async launch(): Promise<BrowserSlot> {
     if (this.closed) throw new Error('ChromiumEngine is closed');
+    this.guard ??= PipeGuard.create(this.options.executablePath);
     const slot = await BrowserSlot.launch({
-      executablePath: this.options.executablePath,
+      executablePath: (await this.guard).executablePath,
       ...this.commandLine,
       prewarm: Math.max(0, this.options.prewarm ?? 2),
       pageMemoryLimitBytes: (this.options.pageMemoryMb ?? DEFAULT_PAGE_MEMORY_MB) * 2 ** 20,

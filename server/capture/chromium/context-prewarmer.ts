@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 
 import type { Logger } from '../../logger.js';
+import { answerTooLarge, isOversizedAnswer } from '../pipeline/answer-bounds.js';
 import type { PageDriver } from '../pipeline/page-driver.js';
 
 /** What a job's context is created with. Chromium fixes these for the context's lifetime. */
@@ -70,10 +71,16 @@ async function emulateDevice(session: CDPSession, { viewport, deviceScaleFactor,
   });
 }
 
-/** Playwright's CDP session as a PageDriver: the same calls, typed by playwright's full protocol. */
+/**
+ * Playwright's CDP session as a PageDriver: the same calls, typed by playwright's full protocol.
+ * An answer the pipe guard stopped for its size fails the capture, saying so.
+ */
 function sessionDriver(session: CDPSession): PageDriver {
   return {
-    send: (method, params) => session.send(method, params as never) as never,
+    send: (method, params) =>
+      (session.send(method, params as never) as Promise<never>).catch((err: unknown) => {
+        throw isOversizedAnswer(err) ? answerTooLarge(method) : err;
+      }),
     on: (event, handler) => void session.on(event, handler as never),
     off: (event, handler) => void session.off(event, handler as never),
   };

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
 import { withDeadline } from '../../deadline.js';
+import { CaptureError } from '../engine.js';
 import { type ExtractArgs, extractInPage, type PageExtract } from '../in-page/extract-page.js';
-import type { PageDriver } from '../pipeline/page-driver.js';
+import { evaluateCall, type PageDriver } from '../pipeline/page-driver.js';
 import type { CaptureWarning } from './capture-warnings.js';
 import { EXTRACT_KINDS, type ExtractKind, MAX_CONTENT_BYTES, MAX_EXTRACT_STRING, MAX_LINKS, MAX_METADATA_ITEMS } from './extract-bounds.js';
 
@@ -84,14 +85,13 @@ export async function extractOutputs(driver: PageDriver, kinds: readonly Extract
   return checked(raw, args);
 }
 
+/** The extraction's answer is measured in the page before it is returned (evaluateCall). */
 async function runInPage(driver: PageDriver, args: ExtractArgs): Promise<PageExtract> {
-  const { result, exceptionDetails } = await driver.send('Runtime.evaluate', {
-    expression: `${pageScript()}(${JSON.stringify(args)})`,
-    awaitPromise: true,
-    returnByValue: true,
-  });
-  if (exceptionDetails) throw new Error(exceptionDetails.exception?.description?.split('\n')[0] ?? exceptionDetails.text);
-  return result.value as PageExtract;
+  try {
+    return await evaluateCall<PageExtract>(driver, pageScript(), args);
+  } catch (err) {
+    throw err instanceof CaptureError ? err : new Error(String((err as Error).message ?? err).split('\n')[0]);
+  }
 }
 
 /**

@@ -1,3 +1,5 @@
+import { answerTooLarge, checkAnswerSize, EVALUATE_ANSWER_MAX_CHARS, isOversizedAnswer, OVERSIZED_ANSWER } from './answer-bounds.js';
+
 // The seam between the capture pipeline and a browser: a Chrome DevTools Protocol session
 // attached to one page. Playwright's CDPSession (ChromiumEngine) and Electron's
 // `webContents.debugger` (ElectronEngine) both are one, so the pipeline is written once.
@@ -42,9 +44,14 @@ export interface CdpCommands {
       marginLeft?: number;
       marginRight?: number;
       preferCSSPageSize?: boolean;
+      /** ReturnAsStream: the PDF is read with IO.read from the stream answered. */
+      transferMode?: 'ReturnAsBase64' | 'ReturnAsStream';
     };
-    result: { data: string };
+    result: { data: string; stream: string };
   };
+  /** Reads up to `size` bytes of a stream the browser holds; `eof` once it has all been read. */
+  'IO.read': { params: { handle: string; size?: number }; result: { data: string; base64Encoded?: boolean; eof: boolean } };
+  'IO.close': { params: { handle: string }; result: object };
   'Network.enable': { params: { maxTotalBufferSize?: number; maxResourceBufferSize?: number }; result: object };
   /**
    * Patterns with `*` wildcards (`urls`), or URLPattern strings (`urlPatterns`, Chromium 138 and
@@ -169,12 +176,25 @@ export function listen(driver: PageDriver, handlers: CdpEventHandlers): () => vo
  * result, awaited. The main world, because what the page's own scripts did decides whether to
  * scroll (watchLazyLoading marks its window).
  */
-export async function evaluate<A, R>(driver: PageDriver, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+export function evaluate<A, R>(driver: PageDriver, fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+  return evaluateCall<R>(driver, `(${fn.toString()})`, arg);
+}
+
+/**
+ * Calls the function `callee` evaluates to with `arg` in the page's main world, awaited, and
+ * returns its answer, measured in the page first: an answer over EVALUATE_ANSWER_MAX_CHARS
+ * fails the call saying the page made it too large. A script that throws throws its description.
+ */
+export async function evaluateCall<R>(driver: PageDriver, callee: string, arg: unknown): Promise<R> {
+  const bound = `${JSON.stringify(EVALUATE_ANSWER_MAX_CHARS)}, ${JSON.stringify(OVERSIZED_ANSWER)}`;
   const { result, exceptionDetails } = await driver.send('Runtime.evaluate', {
-    expression: `(${fn.toString()})(${JSON.stringify(arg)})`,
+    expression: `(async () => { const answer = await ${callee}(${JSON.stringify(arg)}); (${checkAnswerSize.toString()})(answer, ${bound}); return answer; })()`,
     awaitPromise: true,
     returnByValue: true,
   });
-  if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+  if (exceptionDetails) {
+    const error = new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+    throw isOversizedAnswer(error) ? answerTooLarge('Runtime.evaluate') : error;
+  }
   return result.value as R;
 }
