@@ -61,12 +61,12 @@ async function main() {
           const height = s.fullPage ? geometry.fullHeight : geometry.viewportHeight;
           const clip = { x: 0, y: 0, width: geometry.viewportWidth, height, scale: s.preset.deviceScaleFactor };
           const shot = { beyondViewport: s.fullPage, frameFallbackMs: 0 };
-          const source = documentSource(driver);
+          const source = documentSource(driver, 5_000_000);
           await screenshot(driver, clip, { ...shot, fast: false });
           await source;
           lap("CDP captureScreenshot (Chromium's PNG), the document's source alongside");
-          await documentSource(driver);
-          lap("for comparison: the document's source alone (DOM.getOuterHTML)");
+          await documentSource(driver, 5_000_000);
+          lap("for comparison: the document's source alone (measured in the page, then DOM.getOuterHTML)");
           await job.page.content();
           lap("for comparison: page.content(), playwright's first call in the page");
           await screenshot(driver, clip, { ...shot, fast: true });

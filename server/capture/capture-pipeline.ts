@@ -62,7 +62,7 @@ function resultOf({ request, options, asked, traffic, console, taken, blank, ima
     width: image.width,
     height: image.height,
     truncated: taken.truncated,
-    html: Buffer.byteLength(taken.html, 'utf8') <= request.maxSourceBytes ? taken.html : null,
+    html: taken.html,
     userAgent: asked.userAgent ?? options.userAgent,
     blockedRequests: traffic.blockedRequests,
     httpStatus: traffic.mainDocumentStatus,

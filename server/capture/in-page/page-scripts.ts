@@ -224,7 +224,26 @@ export interface PageFacts {
 
 /** The captured document's address and title. */
 export function pageFacts(): PageFacts {
-  return { url: location.href, title: document.title };
+  // A title is the page's to make as long as it likes; a warning or a status needs its start.
+  return { url: location.href, title: document.title.slice(0, 4096) };
+}
+
+/**
+ * The length in UTF-16 units of the document's markup as DOM.getOuterHTML serialises it: the
+ * root element's and every comment's beside it (a doctype is short). The page serialises its
+ * elements itself, so nothing of it crosses but a number. No function a page may replace is
+ * called but the serialiser itself.
+ */
+export function sourceLength(): number {
+  let length = 0;
+  const nodes = document.childNodes;
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i];
+    if (node.nodeType === Node.ELEMENT_NODE) length += (node as Element).outerHTML.length;
+    else if (node.nodeType === Node.COMMENT_NODE) length += (node as Comment).data.length + 7;
+    else length += 64;
+  }
+  return length;
 }
 
 /**

@@ -14,6 +14,9 @@ import { CONSENT_DIALOG_SELECTORS } from './consent-selectors.js';
 // common consent managers (consent-selectors.ts) is hidden with CSS, and a scroll lock left on
 // html or body is undone.
 
+/** Longest message of autoconsent's read, in characters (its own are a URL and a rule's name or code). */
+const MESSAGE_MAX_CHARS = 64 * 1024;
+
 /** The function autoconsent's bundle calls, in the page, for the host (Runtime.addBinding). */
 const BINDING = '__screenshotApplianceConsent';
 /** The main frame's autoconsent state, kept in the page for dismissConsentDialogs to read. */
@@ -100,7 +103,8 @@ export async function prepareConsentDialogs(driver: PageDriver, options: Capture
   if (!options.blockCookieBanners) return;
   const { script, rulesFor } = await loadAutoconsent();
   driver.on('Runtime.bindingCalled', ({ name, payload, executionContextId: contextId }) => {
-    if (name !== BINDING) return;
+    // The binding is the page's to call too: a message longer than autoconsent's is not read.
+    if (name !== BINDING || payload.length > MESSAGE_MAX_CHARS) return;
     answer(driver, contextId, payload, rulesFor).catch(() => undefined);
   });
   await driver.send('Runtime.enable', {});

@@ -73,7 +73,8 @@ export interface Capture {
 /** One screenshot with the page's source and facts, and what the page showed of itself as it was taken. */
 export interface Taken extends TakenPicture {
   truncated: boolean;
-  html: string;
+  /** The document's source, or null when it was larger than the request's maxSourceBytes. */
+  html: string | null;
   page: PageFacts;
   probe: PageProbe;
   /** What a cut picture kept of what was asked, in CSS pixels; null when it was not cut. */

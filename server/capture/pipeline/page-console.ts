@@ -1,3 +1,4 @@
+import { CONSOLE_ARGUMENT_MAX_CHARS, cutConsoleArguments } from '../in-page/console-cut.js';
 import type { MainFrame } from './main-frame.js';
 import { listen, type PageDriver } from './page-driver.js';
 
@@ -30,8 +31,15 @@ export class PageConsole {
     });
   }
 
-  /** Without the events the page's errors go uncounted; that never fails the capture. */
+  /**
+   * Cuts the console's arguments in every document from now on (cutConsoleArguments), then
+   * turns the events on. Without the events the page's errors go uncounted; that never fails
+   * the capture.
+   */
   async start(): Promise<void> {
+    await this.driver.send('Page.addScriptToEvaluateOnNewDocument', {
+      source: `(${cutConsoleArguments.toString()})(${CONSOLE_ARGUMENT_MAX_CHARS})`,
+    });
     await this.driver.send('Runtime.enable', {}).catch(() => undefined);
   }
 

@@ -26,7 +26,7 @@ export async function printPdf(driver: PageDriver): Promise<Buffer> {
 
 async function print(driver: PageDriver, preferCSSPageSize: boolean): Promise<Buffer> {
   const margin = 0.39;
-  const { data } = await driver.send('Page.printToPDF', {
+  const { stream } = await driver.send('Page.printToPDF', {
     ...A4,
     printBackground: true,
     marginTop: margin,
@@ -34,6 +34,34 @@ async function print(driver: PageDriver, preferCSSPageSize: boolean): Promise<Bu
     marginLeft: margin,
     marginRight: margin,
     preferCSSPageSize,
+    transferMode: 'ReturnAsStream',
   });
-  return Buffer.from(data, 'base64');
+  return readStream(driver, stream);
+}
+
+/** The most of a PDF read in one IO.read, in bytes (a third more as base64 in its message). */
+const READ_CHUNK_BYTES = 4 * 2 ** 20;
+/** Largest PDF kept, in bytes: a page may print itself to any number of pages. */
+export const PDF_MAX_BYTES = 256 * 2 ** 20;
+
+/**
+ * A stream the browser holds (Page.printToPDF's ReturnAsStream), read in pieces of at most
+ * READ_CHUNK_BYTES, so no single message grows with the document; one over PDF_MAX_BYTES fails
+ * the capture. The stream is closed either way.
+ */
+async function readStream(driver: PageDriver, handle: string): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { data, base64Encoded, eof } = await driver.send('IO.read', { handle, size: READ_CHUNK_BYTES });
+      const piece = Buffer.from(data, base64Encoded ? 'base64' : 'latin1');
+      total += piece.length;
+      if (total > PDF_MAX_BYTES) throw new CaptureError(`The page's PDF is larger than ${PDF_MAX_BYTES / 2 ** 20} MiB`);
+      pieces.push(piece);
+      if (eof) return Buffer.concat(pieces, total);
+    }
+  } finally {
+    await driver.send('IO.close', { handle }).catch(() => undefined);
+  }
 }

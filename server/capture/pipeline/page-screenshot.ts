@@ -1,4 +1,5 @@
-import { nextFrame } from '../in-page/page-scripts.js';
+import { CaptureError } from '../engine.js';
+import { nextFrame, sourceLength } from '../in-page/page-scripts.js';
 import type { Clip } from './capture-clip.js';
 import { evaluate, type PageDriver } from './page-driver.js';
 
@@ -34,13 +35,25 @@ export async function screenshot(
 
 /**
  * The page's markup as Chromium serialises its document (DOM.getOuterHTML of the document node):
- * the doctype and the root element, as `page.content()` gives them, and any comment beside them.
- * No script runs for it, in the page or in an isolated world. On a fresh page it takes 8–9 ms
+ * the doctype and the root element, as `page.content()` gives them, and any comment beside them;
+ * null when it is longer than `maxBytes`. Its length is measured in the page first
+ * (sourceLength), so a source over the bound never crosses (a page decides its size, and JSON's
+ * escapes can make one character six); one that still comes back too large (a page that lied
+ * about its length, or grew in between) is null too. On a fresh page getOuterHTML takes 8–9 ms
  * where `page.content()`, which first installs playwright's helper script in a world of its own,
  * takes 25–34 ms (the benchmark's small and 10,000 px pages), and about 20 ms less CPU.
  */
-export async function documentSource(driver: PageDriver): Promise<string> {
+export async function documentSource(driver: PageDriver, maxBytes: number): Promise<string | null> {
+  // A UTF-8 byte is at most one UTF-16 unit: a length over the bound is a size over it. A page
+  // that broke the measuring is read all the same: PipeGuard and the check below bound it.
+  const length = await evaluate(driver, sourceLength, null).catch(() => 0);
+  if (length > maxBytes) return null;
   const { root } = await driver.send('DOM.getDocument', { depth: 0 });
-  const { outerHTML } = await driver.send('DOM.getOuterHTML', { nodeId: root.nodeId });
-  return outerHTML;
+  try {
+    const { outerHTML } = await driver.send('DOM.getOuterHTML', { nodeId: root.nodeId });
+    return Buffer.byteLength(outerHTML, 'utf8') <= maxBytes ? outerHTML : null;
+  } catch (err) {
+    if (err instanceof CaptureError) return null;
+    throw err;
+  }
 }

@@ -29,7 +29,7 @@ export async function screenshotOnce({ driver, frame, traffic, request, options,
   const beyondViewport = request.fullPage || rect !== undefined;
   const shot = screenshot(driver, clip, { beyondViewport, fast: request.format !== 'png' || resizeAsked(asked), frameFallbackMs });
   shot.catch(() => undefined);
-  const source = documentSource(driver);
+  const source = documentSource(driver, request.maxSourceBytes);
   source.catch(() => undefined);
   const facts = evaluate(driver, pageFacts, null);
   facts.catch(() => undefined);
@@ -48,13 +48,13 @@ export async function screenshotOnce({ driver, frame, traffic, request, options,
 }
 
 /** The page printed to PDF (A4), with its source and facts, on its final document; a PDF is never cut. */
-export async function printOnce({ driver, frame, traffic }: Capture): Promise<Taken> {
+export async function printOnce({ driver, frame, traffic, request }: Capture): Promise<Taken> {
   return onFinalDocument(frame, async () => {
     const everything = { x: 0, y: 0, width: Number.MAX_SAFE_INTEGER, height: Number.MAX_SAFE_INTEGER, overlay: false, blocked: [...traffic.blockedByCapture] };
     const inFlight = traffic.inFlightUrls();
     const [data, html, page, probe] = await Promise.all([
       printPdf(driver),
-      documentSource(driver),
+      documentSource(driver, request.maxSourceBytes),
       evaluate(driver, pageFacts, null),
       evaluate(driver, probePage, probeArguments(everything)).catch(() => NOTHING_PROBED),
     ]);

@@ -1,0 +1,105 @@
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+// The service in a process of its own, as it runs in production: a page that makes a DevTools
+// message longer than V8's longest string used to end that process (and, re-queued at every
+// start, every start after it). Each capture below must end, and the server go on.
+
+/** 100 MiB of U+0001, 600 MiB once JSON has escaped it. */
+const HUGE = `'\\u0001'.repeat(100 * 1024 * 1024)`;
+const script = (body: string) => `<!doctype html><title>hostile</title><body><h1>hostile</h1><script>${body}</script></body>`;
+
+const PAGES: Record<string, string> = {
+  '/comment.html': script(`document.body.appendChild(document.createComment(${HUGE}))`),
+  '/console.html': script(`console.error(${HUGE})`),
+  '/fine.html': '<!doctype html><title>fine</title><h1>fine</h1>',
+};
+
+let pages: http.Server;
+let origin: string;
+let dir: string;
+let proc: ServeProcess;
+let key: string;
+
+beforeAll(async () => {
+  pages = http.createServer((req, res) => {
+    const body = PAGES[new URL(req.url ?? '/', 'http://x').pathname];
+    res.writeHead(body ? 200 : 404, { 'content-type': 'text/html' }).end(body ?? 'not found');
+  });
+  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  dir = await tempDir('sa-hostile-');
+  proc = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1']);
+  const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
+  const admin = async (route: string, body: unknown) =>
+    (
+      await fetch(`${proc.url}/admin/api${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
+  const account = await admin('/accounts', { email: 'hostile@example.test', email_verified: true });
+  key = (await admin(`/accounts/${account.id}/keys`, { name: 'k' })).key;
+}, 60_000);
+
+afterAll(async () => {
+  if (proc && proc.child.exitCode === null && proc.child.signalCode === null) {
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+  }
+  await new Promise((resolve) => pages?.close(resolve));
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+async function capture(body: Record<string, unknown>): Promise<{ status: string; has_page_source?: boolean; error?: string }> {
+  const res = await fetch(`${proc.url}/v1/screenshot`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(201);
+  const { job_id: id } = (await res.json()) as { job_id: string };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    expect(proc.child.exitCode, `the server exited: ${proc.stderr().slice(-2000)}`).toBeNull();
+    const job = (await (await fetch(`${proc.url}/v1/screenshot/${id}`, { headers: { 'x-api-key': key } })).json()) as { status: string };
+    if (job.status === 'completed' || job.status === 'failed') return job;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('a server process capturing pages that make huge DevTools messages', () => {
+  it('captures a page whose source is 600 MiB once escaped, without its source', async () => {
+    const job = await capture({ url: `${origin}/comment.html` });
+    expect(job.status).toBe('completed');
+    expect(job.has_page_source).toBe(false);
+  }, 180_000);
+
+  it('captures such a page given as html', async () => {
+    const html = `<!doctype html><body><h1>inline</h1><script>document.body.appendChild(document.createComment(${HUGE}))</script>`;
+    const job = await capture({ html });
+    expect(job.status).toBe('completed');
+    expect(job.has_page_source).toBe(false);
+  }, 180_000);
+
+  it('captures a page that writes 100 MiB to its console', async () => {
+    const job = await capture({ url: `${origin}/console.html` });
+    expect(job.status).toBe('completed');
+  }, 180_000);
+
+  it('is alive afterwards and completes the next job', async () => {
+    expect((await fetch(`${proc.url}/healthz`)).status).toBe(200);
+    const job = await capture({ url: `${origin}/fine.html` });
+    expect(job.status).toBe('completed');
+    expect(job, JSON.stringify(job)).toMatchObject({ has_page_source: true });
+  }, 180_000);
+});
