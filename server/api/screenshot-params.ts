@@ -8,6 +8,7 @@ import { validateBody } from '../contract/validate.js';
 import { ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import type { JobOptions, JobSecrets } from '../store/records/job-options.js';
+import { timeZoneName } from '../time-zone.js';
 import { checkStoragePath } from '../uploads/storage-path.js';
 
 export { MAX_URL_LENGTH };
@@ -107,7 +108,7 @@ function checkCombinations(input: ScreenshotRequest): void {
   (input.cookies ?? []).forEach((cookie, i) => {
     if (cookie.same_site === 'None' && !cookie.secure) refuse(`cookies[${i}] with same_site None needs secure: true`, 'cookies');
   });
-  if (input.timezone !== undefined && !isTimeZone(input.timezone)) {
+  if (input.timezone !== undefined && timeZoneName(input.timezone) === null) {
     refuse(`timezone must be an IANA time zone such as Europe/Paris; ${input.timezone} is not one`, 'timezone');
   }
   if (input.locale !== undefined && !isLocale(input.locale)) {
@@ -128,15 +129,6 @@ const FORBIDDEN_HEADERS = new Set([
   'cookie',
   'expect',
 ]);
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return zone.includes('/') || zone === 'UTC' || zone === 'GMT';
-  } catch {
-    return false;
-  }
-}
 
 function isLocale(tag: string): boolean {
   try {
@@ -166,7 +158,7 @@ function jobOptions(input: ScreenshotRequest): JobOptions {
     reducedMotion: input.reduced_motion || undefined,
     mediaType: input.media_type === 'print' ? 'print' : undefined,
     userAgent: input.user_agent,
-    timezone: input.timezone,
+    timezone: input.timezone === undefined ? undefined : (timeZoneName(input.timezone) ?? undefined),
     locale: input.locale === undefined ? undefined : Intl.getCanonicalLocales(input.locale)[0],
     failOnHttpError: input.fail_on_http_error || undefined,
     // In one order, so the same outputs asked in another order share a cached result.

@@ -2,18 +2,9 @@ import { CronExpressionParser } from 'cron-parser';
 
 import { ValidationError } from '../domain-errors.js';
 import type { MonitorSchedule } from '../store/records/monitor-record.js';
+import { timeZoneName } from '../time-zone.js';
 
 const MINUTE_MS = 60_000;
-
-/** A time zone Intl knows by its IANA name. */
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Checks a schedule against what a schema cannot say: a cron expression of exactly 5 fields
@@ -29,7 +20,7 @@ export function checkSchedule(schedule: MonitorSchedule, minMinutes: number, now
   }
   const fields = schedule.cron.trim().split(/\s+/);
   if (fields.length !== 5) throw new ValidationError('schedule.cron must have 5 fields: minute hour day-of-month month day-of-week', 'schedule');
-  if (schedule.timezone !== undefined && !isTimeZone(schedule.timezone)) {
+  if (schedule.timezone !== undefined && timeZoneName(schedule.timezone) === null) {
     throw new ValidationError(`schedule.timezone must be an IANA time zone such as Europe/Paris; ${schedule.timezone} is not one`, 'schedule');
   }
   let times: number[];
