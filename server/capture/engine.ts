@@ -1,19 +1,13 @@
 import type { CaptureOptions } from './capture-options.js';
+import type { ImageFormat } from './image-format.js';
 import type { CaptureWarning } from './outputs/capture-warnings.js';
 import type { Extracted } from './outputs/extract.js';
 import type { Preset } from './presets.js';
 
-/** What a capture produces: an image, or a PDF of the page. */
-export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'pdf';
-/** The formats that are pictures (everything but pdf). */
-export type PictureFormat = Exclude<ImageFormat, 'pdf'>;
-
-export const IMAGE_CONTENT_TYPES: Record<ImageFormat, string> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  pdf: 'application/pdf',
-};
+// The formats and the errors of a capture have files of their own, which the pipeline's steps
+// import without the engine's interface (that names their results); they are part of it too.
+export { BrowserCrashedError, CaptureError, PageCrashedError } from './capture-errors.js';
+export { IMAGE_CONTENT_TYPES, type ImageFormat, type PictureFormat } from './image-format.js';
 
 /** One capture, fully resolved: the engine applies it and decides nothing about policy. */
 export interface CaptureRequest {
@@ -98,26 +92,3 @@ export interface BrowserCount {
 
 /** One browser, up or down: the count of an engine that has no browsers() of its own. */
 export const oneBrowser = (up: boolean): BrowserCount => ({ total: 1, ready: up ? 1 : 0, down: up ? [] : [1] });
-
-/** A capture that failed because of the page (time-out, DNS, HTTP error page is NOT one). */
-export class CaptureError extends Error {
-  override readonly name = 'CaptureError';
-}
-
-/** The browser crashed or disconnected during the capture; the job may be retried once. */
-export class BrowserCrashedError extends Error {
-  override readonly name: string = 'BrowserCrashedError';
-}
-
-/**
- * The page's renderer process died while the browser stayed up: killed from outside (the OOM
- * killer, an operator's `kill`) or crashed. Nothing shows the page caused it, so it is retried
- * like a browser crash. A renderer the engine's own memory guard stopped is not this, but a
- * CaptureError saying so: that page would only grow past the limit again.
- */
-export class PageCrashedError extends BrowserCrashedError {
-  override readonly name: string = 'PageCrashedError';
-  constructor(readonly url: string) {
-    super(`The page crashed while capturing ${url}`);
-  }
-}

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
 import { withDeadline } from '../../deadline.js';
-import { CaptureError } from '../engine.js';
+import { CaptureError } from '../capture-errors.js';
 import { type ExtractArgs, extractInPage, type PageExtract } from '../in-page/extract-page.js';
 import { evaluateCall, type PageDriver } from '../pipeline/page-driver.js';
 import type { CaptureWarning } from './capture-warnings.js';

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 
 import { pictureOutOfTime, pictureTooLarge } from '../capture-failures.js';
-import type { ImageFormat } from '../engine.js';
+import type { ImageFormat } from '../image-format.js';
 import { MAX_CAPTURE_PIXELS, MAX_IMAGE_SIDE } from '../pipeline/capture-clip.js';
 
 /** Quality for jpeg and webp when the request names none (CaptureRequest's default). */

@@ -1,4 +1,4 @@
-import { CaptureError } from '../engine.js';
+import { CaptureError } from '../capture-errors.js';
 
 // How much of what a page controls may cross from the browser to this process. A page is hostile
 // input: its source, console, exceptions, title, pictures and what a script reads from it are

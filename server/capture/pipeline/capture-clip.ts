@@ -1,4 +1,5 @@
-import { CaptureError, type ImageFormat } from '../engine.js';
+import { CaptureError } from '../capture-errors.js';
+import type { ImageFormat } from '../image-format.js';
 import type { PageGeometry } from '../in-page/page-scripts.js';
 
 /** CDP's Page.Viewport: a rectangle in CSS pixels of the page and the scale applied to it. */

@@ -1,4 +1,4 @@
-import { CaptureError } from '../engine.js';
+import { CaptureError } from '../capture-errors.js';
 import type { PageDriver } from './page-driver.js';
 
 /** A4 in inches, as Page.printToPDF measures paper. */

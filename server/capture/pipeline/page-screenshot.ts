@@ -1,4 +1,4 @@
-import { CaptureError } from '../engine.js';
+import { CaptureError } from '../capture-errors.js';
 import { nextFrame, sourceLength } from '../in-page/page-scripts.js';
 import type { Clip } from './capture-clip.js';
 import { evaluate, type PageDriver } from './page-driver.js';
