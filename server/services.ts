@@ -9,6 +9,7 @@ import { ApiKeyService } from './auth/api-keys.js';
 import { ChromiumEngine } from './capture/chromium/chromium-engine.js';
 import { findChromium } from './capture/chromium/chromium-path.js';
 import { type CaptureEngine, oneBrowser } from './capture/engine.js';
+import type { EngineEvents } from './capture/engine-events.js';
 import { EnginePool } from './capture/engine-pool.js';
 import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
@@ -53,7 +54,7 @@ const WEBHOOK_DUE_GRACE_MS = 10_000;
 /** What an entry point may supply instead of the defaults. */
 export interface ServiceDeps {
   /** The capture engine; ChromiumEngine on the system Chromium by default (Electron passes its own). */
-  engine?: CaptureEngine | ((options: { proxyServer?: string }) => CaptureEngine);
+  engine?: CaptureEngine | ((options: { proxyServer?: string; events?: EngineEvents }) => CaptureEngine);
   /**
    * Where the services log. A line callback (the desktop shell's log) is wrapped in a
    * Logger. @default createLogger(): JSON lines on stdout, readable lines on a terminal
@@ -119,8 +120,7 @@ export interface Services {
 /** The composition root shared by the headless server and the desktop app. */
 export async function createServices(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<Services> {
   const metrics = new ServiceMetrics();
-  // The engine's and the egress proxy's lines are counted on their way (ServiceMetrics.tap).
-  const log = metrics.tap(typeof deps.log === 'function' ? lineLogger(deps.log) : deps.log ?? createLogger());
+  const log = typeof deps.log === 'function' ? lineLogger(deps.log) : deps.log ?? createLogger();
   const clock = deps.clock ?? systemClock;
   prepareDataDir(config.dataDir);
   const lock: DataLock = acquireDataLock(config.dataDir);
@@ -155,14 +155,14 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { resolve: deps.resolve },
     );
     settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }) });
+    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }), onDenied: (denial) => metrics.egressDenied(denial) });
     cleanups.push(() => proxy.close());
     const egressProxyUrl = proxy.url;
 
     const engine =
       typeof deps.engine === 'function'
-        ? deps.engine({ proxyServer: egressProxyUrl })
-        : deps.engine ?? chromiumEngines(config, egressProxyUrl, log);
+        ? deps.engine({ proxyServer: egressProxyUrl, events: metrics.engineEvents })
+        : deps.engine ?? chromiumEngines(config, egressProxyUrl, log, metrics.engineEvents);
 
     const accounts = new AccountService(stores.accounts, clock, {
       dailyLimit: config.defaultDailyLimit,
@@ -205,6 +205,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       ends,
       guard: egress,
       onFailed: (err, signal) => metrics.jobFailed(err, signal),
+      onRetried: () => metrics.captureRetried(),
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
       jobSecrets: stores.jobSecrets,
@@ -353,11 +354,11 @@ function countEnd(metrics: ServiceMetrics, next: (job: JobRecord) => void): (job
  * or one ChromiumEngine when it is 1. One browser keeps two contexts ready; in a pool each keeps
  * one, so the pool holds as many spares as it has browsers.
  */
-function chromiumEngines(config: Readonly<Config>, proxyServer: string, logger: Logger): CaptureEngine {
+function chromiumEngines(config: Readonly<Config>, proxyServer: string, logger: Logger, events: EngineEvents): CaptureEngine {
   const log = logger.child({ component: 'capture' });
   const executablePath = findChromium(config.chromiumPath);
   const engine = (prewarm?: number) =>
-    new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, prewarm, pageMemoryMb: config.pageMemoryMb });
+    new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, events, prewarm, pageMemoryMb: config.pageMemoryMb });
   if (config.browsers === 1) return engine();
   return new EnginePool(Array.from({ length: config.browsers }, () => engine(1)));
 }

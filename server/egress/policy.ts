@@ -24,10 +24,17 @@ export const egressDeniedMessage = (reason: string) => `blocked by egress policy
 /** A connection the egress policy refused; the message is safe to show to clients. */
 export class EgressDeniedError extends Error {
   override readonly name = 'EgressDeniedError';
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** What kind of target was refused, decided with the refusal (the `reason` label of egress_denied_total). */
+    readonly kind: EgressDenialKind,
+  ) {
     super(egressDeniedMessage(reason));
   }
 }
+
+/** What kind of target a denial refused: a fixed list, where the reason's text names addresses. */
+export type EgressDenialKind = 'loopback' | 'link_local' | 'lan' | 'own_port' | 'special' | 'scheme' | 'invalid';
 
 /**
  * A host name that could not be resolved: no such name, no addresses, or no name server
@@ -115,6 +122,15 @@ const ALWAYS_DENIED: Record<string, string> = {
   discard: 'a discard-only address',
 };
 
+/** The kind of each always-denied range that is not `special`. */
+const RANGE_KIND: Record<string, EgressDenialKind> = { loopback: 'loopback', linkLocal: 'link_local' };
+
+/** A denial of one address: the phrase that explains it, and its kind. */
+interface Denial {
+  phrase: string;
+  kind: EgressDenialKind;
+}
+
 const LAN: Record<string, string> = {
   private: 'a private (LAN) address',
   carrierGradeNat: 'a shared (carrier-grade NAT) address',
@@ -169,10 +185,10 @@ export class IpEgressPolicy implements EgressPolicy {
     try {
       url = new URL(raw);
     } catch {
-      throw new EgressDeniedError('the address is not a valid URL');
+      throw new EgressDeniedError('the address is not a valid URL', 'invalid');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new EgressDeniedError(`only http and https are allowed, not ${url.protocol.slice(0, -1)}`);
+      throw new EgressDeniedError(`only http and https are allowed, not ${url.protocol.slice(0, -1)}`, 'scheme');
     }
     url.hostname = canonicalHost(url.hostname);
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
@@ -196,12 +212,11 @@ export class IpEgressPolicy implements EgressPolicy {
     // Every answer is checked, so a name that mixes a public and a loopback address is refused.
     for (const target of targets) {
       const ip = parseAddress(target.address);
-      if (!ip) throw new EgressDeniedError(`${host} resolves to ${target.address}, which is not an IP address`);
-      const phrase = this.denial(ip, port);
-      if (phrase) {
-        throw new EgressDeniedError(
-          net.isIP(host) ? `${ip.toString()} is ${phrase}` : `${host} resolves to ${ip.toString()}, ${phrase}`,
-        );
+      if (!ip) throw new EgressDeniedError(`${host} resolves to ${target.address}, which is not an IP address`, 'invalid');
+      const denied = this.denial(ip, port);
+      if (denied) {
+        const { phrase, kind } = denied;
+        throw new EgressDeniedError(net.isIP(host) ? `${ip.toString()} is ${phrase}` : `${host} resolves to ${ip.toString()}, ${phrase}`, kind);
       }
     }
     return targets[0];
@@ -210,8 +225,8 @@ export class IpEgressPolicy implements EgressPolicy {
   deniedReason(address: string, port?: number): string | null {
     const ip = parseAddress(address);
     if (!ip) return `${address} is not an IP address`;
-    const phrase = this.denial(ip, port);
-    return phrase && `${ip.toString()} is ${phrase}`;
+    const denied = this.denial(ip, port);
+    return denied && `${ip.toString()} is ${denied.phrase}`;
   }
 
   private allowed(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
@@ -219,25 +234,25 @@ export class IpEgressPolicy implements EgressPolicy {
   }
 
   /** Why one address (no embedded form) is denied by the ranges, or null. */
-  private rangeReason(ip: ipaddr.IPv4 | ipaddr.IPv6): string | null {
+  private rangeReason(ip: ipaddr.IPv4 | ipaddr.IPv6): Denial | null {
     if (this.allowed(ip)) return null;
     const range = ip.range();
-    if (range in ALWAYS_DENIED) return ALWAYS_DENIED[range];
-    if (this.current.denyLan && range in LAN) return LAN[range];
+    if (range in ALWAYS_DENIED) return { phrase: ALWAYS_DENIED[range], kind: RANGE_KIND[range] ?? 'special' };
+    if (this.current.denyLan && range in LAN) return { phrase: LAN[range], kind: 'lan' };
     return null;
   }
 
-  /** What is wrong with an address, as a phrase to follow "<address> is" or "<host> resolves to <address>,". */
-  private denial(ip: ipaddr.IPv4 | ipaddr.IPv6, port?: number): string | null {
+  /** What is wrong with an address, as a phrase to follow "<address> is" or "<host> resolves to <address>,", and its kind. */
+  private denial(ip: ipaddr.IPv4 | ipaddr.IPv6, port?: number): Denial | null {
     const ownPort = (candidate: ipaddr.IPv4 | ipaddr.IPv6) =>
       port !== undefined && this.deniedPorts.has(port) && isLocal(candidate, this.localAddresses);
-    if (ownPort(ip)) return `a local address and port ${port} belongs to this service`;
+    if (ownPort(ip)) return { phrase: `a local address and port ${port} belongs to this service`, kind: 'own_port' };
     const own = this.rangeReason(ip);
     if (own) return own;
     for (const embedded of embeddedIPv4(ip)) {
       const inner = this.rangeReason(embedded.ip);
-      if (inner) return `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner}`;
-      if (ownPort(embedded.ip)) return `the ${embedded.form} form of a local address and port ${port} belongs to this service`;
+      if (inner) return { phrase: `the ${embedded.form} form of ${embedded.ip.toString()}, ${inner.phrase}`, kind: inner.kind };
+      if (ownPort(embedded.ip)) return { phrase: `the ${embedded.form} form of a local address and port ${port} belongs to this service`, kind: 'own_port' };
     }
     return null;
   }

@@ -19,6 +19,8 @@ export interface EgressProxyDeps {
   policy: EgressPolicy;
   /** Where refusals and faults are reported. @default silentLogger */
   log?: Logger;
+  /** Told of each refusal as it is made (the metrics count them by kind). @default none */
+  onDenied?: (denial: EgressDeniedError) => void;
   /** Time to open a connection to the target. @default 10000 */
   connectTimeoutMs?: number;
   /** A request or tunnel with no traffic for this long is closed. @default 120000 */
@@ -65,6 +67,7 @@ export async function startEgressProxy(deps: EgressProxyDeps): Promise<EgressPro
 export class ForwardProxy implements EgressProxy {
   private readonly policy: EgressPolicy;
   private readonly log: Logger;
+  private readonly onDenied: (denial: EgressDeniedError) => void;
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
   private readonly sockets = new Set<net.Socket>();
@@ -76,6 +79,13 @@ export class ForwardProxy implements EgressProxy {
   constructor(deps: EgressProxyDeps) {
     this.policy = deps.policy;
     this.log = deps.log ?? silentLogger;
+    this.onDenied = (denial) => {
+      try {
+        deps.onDenied?.(denial);
+      } catch {
+        // Counting must never break the refusal it counts.
+      }
+    };
     this.connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
     this.idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: this.idleTimeoutMs });
@@ -217,6 +227,7 @@ export class ForwardProxy implements EgressProxy {
     } catch (err) {
       if (err instanceof EgressDeniedError) {
         this.log.info({ target: what, reason: err.reason }, 'egress denied');
+        this.onDenied(err);
         refuse(403, { [EGRESS_DENIED_HEADER]: err.reason }, err.message);
       } else {
         // A name that does not resolve (HostNotFoundError, HostLookupTimeoutError carry a code).

@@ -34,6 +34,8 @@ export interface JobRunDeps {
   pageSourceMaxBytes: number;
   /** Told why each job failed (the metrics count failures by class). @default none */
   onFailed?: (err: unknown, signal: AbortSignal) => void;
+  /** Told of each capture tried again after its browser crashed (the metrics count crashes). @default none */
+  onRetried?: (err: unknown) => void;
   /** Opens the sealed secrets of a job's options. */
   secrets: SecretBox;
   /** Where those sealed secrets wait until the job ends, when the runner erases them. */
@@ -216,6 +218,7 @@ class JobRun {
       } catch (err) {
         if (err instanceof BrowserCrashedError && this.attempts - this.job.attempts < 2 && !this.controller.signal.aborted) {
           this.log.warn('browser crashed, retrying once');
+          this.ctx.deps.onRetried?.(err);
           continue;
         }
         throw err;

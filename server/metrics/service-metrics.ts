@@ -1,13 +1,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+import type { EngineEvents } from '../capture/engine-events.js';
 import { WARNING_CODES } from '../capture/outputs/capture-warnings.js';
 import { EgressDeniedError } from '../egress/policy.js';
 import { classifyFailure, FAILURE_CLASSES } from '../jobs/job-failure.js';
-import type { Logger } from '../logger.js';
 import type { DeliveryStatus } from '../store/records/delivery-record.js';
 import type { JobRecord } from '../store/records/job-record.js';
-import { egressReasonLabel } from './egress-reason.js';
-import { type LogEvent, tapLogger } from './log-tap.js';
 
 /** What the metrics read from the running services when they are scraped. */
 export interface MetricsSources {
@@ -214,9 +212,25 @@ export class ServiceMetrics {
     this.sources = sources;
   }
 
-  /** A logger whose lines are counted when they report an event (see onLogEvent). */
-  tap(log: Logger): Logger {
-    return tapLogger(log, (event) => this.onLogEvent(event));
+  /**
+   * The engine's events, counted: its relaunches (chromium-engine.ts), its kills of a hung
+   * browser and the memory guard's kills (page-memory-guard.ts). test/ops/metrics-events.test.ts
+   * causes each for real.
+   */
+  readonly engineEvents: EngineEvents = {
+    browserStarting: (reason) => this.browserRestarts.inc({ reason }),
+    browserKilled: () => this.browserKills.inc(),
+    rendererKilled: () => this.memoryKills.inc(),
+  };
+
+  /** The egress proxy refused a page's request (a job's own address is counted by jobFailed). */
+  egressDenied(denial: EgressDeniedError): void {
+    this.egressDenials.inc({ reason: denial.kind });
+  }
+
+  /** JobRun: a capture tried again after its browser crashed. */
+  captureRetried(): void {
+    this.captureCrashes.inc();
   }
 
   /** WebhookService: one attempt recorded, and what it leads to. */
@@ -250,7 +264,7 @@ export class ServiceMetrics {
     this.jobsFailed.inc({ failure_class: kind });
     if (kind === 'page_crashed' || kind === 'browser_crashed') this.captureCrashes.inc();
     // A job's own address is checked before the browser opens it, so the proxy never logs it.
-    if (err instanceof EgressDeniedError) this.egressDenials.inc({ reason: egressReasonLabel(err.reason) });
+    if (err instanceof EgressDeniedError) this.egressDenied(err);
   }
 
   /** One answered request; `route` is a pattern (never an address holding ids or image names). */
@@ -263,26 +277,5 @@ export class ServiceMetrics {
   /** The Prometheus text exposition of every metric. */
   async exposition(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
-  }
-
-  /**
-   * The lines counted, by component and message: the engine's relaunches (chromium-engine.ts
-   * launchInBackground), its kills of a hung browser and the memory guard's kills
-   * (page-memory-guard.ts), the runner's retry after a crash (job-runner.ts) and the egress
-   * proxy's denials (proxy.ts). test/ops/metrics-events.test.ts and metrics.test.ts cause each
-   * event for real, so a reworded line fails there.
-   */
-  private onLogEvent({ bindings, fields, msg }: LogEvent): void {
-    const component = fields.component ?? bindings.component;
-    if (component === 'capture') {
-      if (msg.startsWith('starting a new browser (recycling')) this.browserRestarts.inc({ reason: 'recycled' });
-      else if (msg.startsWith('starting a new browser (')) this.browserRestarts.inc({ reason: 'exited' });
-      else if (msg.startsWith('killing the browser because')) this.browserKills.inc();
-      else if (msg.startsWith("killing a page's renderer")) this.memoryKills.inc();
-    } else if (component === 'jobs') {
-      if (msg.startsWith('browser crashed, retrying')) this.captureCrashes.inc();
-    } else if (component === 'egress') {
-      if (msg === 'egress denied') this.egressDenials.inc({ reason: egressReasonLabel(String(fields.reason ?? '')) });
-    }
   }
 }

@@ -3,15 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { BrowserCrashedError, CaptureError, PageCrashedError } from '../../server/capture/engine.js';
 import { createEgressPolicy, EgressDeniedError, HostNotFoundError } from '../../server/egress/policy.js';
 import { failureClass } from '../../server/jobs/job-failure.js';
-import { egressReasonLabel } from '../../server/metrics/egress-reason.js';
 
-async function reason(url: string, options: { denyLan?: boolean; port?: number } = {}): Promise<string> {
+/** The kind the policy gives its denial of `url`, decided with the denial (never read from its words). */
+async function kind(url: string, options: { denyLan?: boolean; port?: number } = {}): Promise<string> {
   const policy = createEgressPolicy({ allow: [], denyLan: options.denyLan ?? false }, { resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
   if (options.port) policy.denyLocalPort(options.port);
   try {
     await policy.checkUrl(url);
   } catch (err) {
-    if (err instanceof EgressDeniedError) return err.reason;
+    if (err instanceof EgressDeniedError) return err.kind;
     throw err;
   }
   throw new Error(`${url} was allowed`);
@@ -19,21 +19,21 @@ async function reason(url: string, options: { denyLan?: boolean; port?: number }
 
 describe('egress denial labels', () => {
   it('names the kind of range of each denial the policy makes', async () => {
-    expect(egressReasonLabel(await reason('http://127.0.0.2/'))).toBe('loopback');
-    expect(egressReasonLabel(await reason('http://name.example/'))).toBe('loopback');
-    expect(egressReasonLabel(await reason('http://[::ffff:127.0.0.1]/'))).toBe('loopback');
-    expect(egressReasonLabel(await reason('http://169.254.169.254/'))).toBe('link_local');
-    expect(egressReasonLabel(await reason('http://10.1.2.3/', { denyLan: true }))).toBe('lan');
-    expect(egressReasonLabel(await reason('http://100.64.0.1/', { denyLan: true }))).toBe('lan');
-    expect(egressReasonLabel(await reason('http://[fd00::1]/', { denyLan: true }))).toBe('lan');
-    expect(egressReasonLabel(await reason('http://0.0.0.0/'))).toBe('special');
-    expect(egressReasonLabel(await reason('http://224.0.0.1/'))).toBe('special');
-    expect(egressReasonLabel(await reason('ftp://example.com/'))).toBe('scheme');
-    expect(egressReasonLabel(await reason('not a url'))).toBe('invalid');
+    expect(await kind('http://127.0.0.2/')).toBe('loopback');
+    expect(await kind('http://name.example/')).toBe('loopback');
+    expect(await kind('http://[::ffff:127.0.0.1]/')).toBe('loopback');
+    expect(await kind('http://169.254.169.254/')).toBe('link_local');
+    expect(await kind('http://10.1.2.3/', { denyLan: true })).toBe('lan');
+    expect(await kind('http://100.64.0.1/', { denyLan: true })).toBe('lan');
+    expect(await kind('http://[fd00::1]/', { denyLan: true })).toBe('lan');
+    expect(await kind('http://0.0.0.0/')).toBe('special');
+    expect(await kind('http://224.0.0.1/')).toBe('special');
+    expect(await kind('ftp://example.com/')).toBe('scheme');
+    expect(await kind('not a url')).toBe('invalid');
   });
 
-  it('puts an unknown wording under other', () => {
-    expect(egressReasonLabel('something new')).toBe('other');
+  it("names a denial of the service's own port own_port", async () => {
+    expect(await kind('http://127.0.0.1:8123/', { port: 8123 })).toBe('own_port');
   });
 });
 

@@ -16,6 +16,8 @@ export interface BrowserLaunchOptions {
   pageMemoryLimitBytes: number;
   launchTimeoutMs: number;
   log: Logger;
+  /** Called when the memory guard kills a page's renderer. */
+  onRendererKilled?: () => void;
 }
 
 /** Time a polite browser.close() gets before the process group is killed. */
@@ -53,7 +55,7 @@ export class BrowserSlot {
     this.memoryGuard =
       pid === undefined
         ? undefined
-        : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, { busy: () => this.inFlight > 0, log: options.log });
+        : new PageMemoryGuard(pid, options.pageMemoryLimitBytes, { busy: () => this.inFlight > 0, log: options.log, onKill: options.onRendererKilled });
     this.gone = new Promise((resolve) =>
       browser.once('disconnected', () => {
         this.connected = false;

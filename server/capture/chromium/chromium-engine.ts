@@ -9,6 +9,7 @@ import {
   type CaptureResult,
   PageCrashedError,
 } from '../engine.js';
+import { type EngineEvents, tell } from '../engine-events.js';
 import { Tripwire } from '../pipeline/tripwire.js';
 import { userAgentFor } from '../presets.js';
 import { BrowserSlot } from './browser-slot.js';
@@ -27,6 +28,8 @@ export interface ChromiumEngineOptions {
    * no QUIC). Contexts always block service workers. @default none: direct connections
    */
   proxyServer?: string;
+  /** Told of relaunches, kills and renderers stopped for memory, as they happen (the metrics). @default none */
+  events?: EngineEvents;
   /** More Chromium switches, after ours. @default [] */
   extraArgs?: string[];
   /**
@@ -271,6 +274,7 @@ export class ChromiumEngine implements CaptureEngine {
 
   private async kill(slot: BrowserSlot, why: string): Promise<void> {
     this.log.warn({ pid: slot.pid }, `killing the browser because ${why}`);
+    tell(this.options.events, 'browserKilled');
     if (this.current === slot) this.current = undefined;
     await slot.kill();
   }
@@ -283,7 +287,7 @@ export class ChromiumEngine implements CaptureEngine {
       // Later captures go to a new browser; this one closes when its last capture ends.
       slot.retire();
       this.current = undefined;
-      this.launchInBackground('recycling the browser', 'info');
+      this.launchInBackground('recycling the browser', 'recycled');
     }
     return slot;
   }
@@ -311,6 +315,7 @@ export class ChromiumEngine implements CaptureEngine {
       pageMemoryLimitBytes: (this.options.pageMemoryMb ?? DEFAULT_PAGE_MEMORY_MB) * 2 ** 20,
       launchTimeoutMs: this.options.launchTimeoutMs ?? 30_000,
       log: this.log,
+      onRendererKilled: () => tell(this.options.events, 'rendererKilled'),
     });
     if (this.closed) {
       await slot.close();
@@ -327,13 +332,14 @@ export class ChromiumEngine implements CaptureEngine {
     this.slots.delete(slot);
     if (this.current !== slot) return;
     this.current = undefined;
-    if (!this.closed) this.launchInBackground('the browser exited', 'warn');
+    if (!this.closed) this.launchInBackground('the browser exited', 'exited');
   }
 
-  /** `level`: a browser that exited unasked for is worth a warning; recycling one is routine. */
-  private launchInBackground(why: string, level: 'info' | 'warn'): void {
+  /** A browser that exited unasked for is worth a warning; recycling one is routine. */
+  private launchInBackground(why: string, reason: 'recycled' | 'exited'): void {
     if (this.closed) return;
-    this.log[level](`starting a new browser (${why})`);
+    this.log[reason === 'exited' ? 'warn' : 'info'](`starting a new browser (${why})`);
+    tell(this.options.events, 'browserStarting', reason);
     this.currentSlot().catch((err: unknown) => this.log.error({ err }, 'could not start the browser'));
   }
 }

@@ -62,6 +62,7 @@ function renderers(browserPid: number): number[] {
 export class PageMemoryGuard {
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
+  private readonly onKill: () => void;
   /** Extra memory granted to captures now rendering a large bitmap (allow()). */
   private readonly allowances = new Set<{ bytes: number }>();
   /** Kills not yet claimed by a page's crash: the renderer and when (performance.now()). */
@@ -74,9 +75,12 @@ export class PageMemoryGuard {
       /** Reading /proc costs about 1 ms a time, so it is done only while this says captures run. */
       busy?: () => boolean;
       log?: Logger;
+      /** Called once for each renderer killed. */
+      onKill?: () => void;
     } = {},
   ) {
     this.log = options.log ?? silentLogger;
+    this.onKill = options.onKill ?? (() => undefined);
     if (!fs.existsSync(`/proc/${browserPid}/task`)) return;
     const busy = options.busy ?? (() => true);
     this.timer = setInterval(() => busy() && this.check(), POLL_MS);
@@ -120,7 +124,10 @@ export class PageMemoryGuard {
       const bytes = residentBytes(pid);
       if (bytes <= limit) continue;
       // A renderer still dying when read again is one kill, not two.
-      if (!this.unclaimedKills.some((kill) => kill.pid === pid)) this.unclaimedKills.push({ pid, at: performance.now() });
+      if (!this.unclaimedKills.some((kill) => kill.pid === pid)) {
+        this.unclaimedKills.push({ pid, at: performance.now() });
+        this.onKill();
+      }
       const mib = (n: number) => Math.round(n / 2 ** 20);
       this.log.warn({ pid }, `killing a page's renderer: ${mib(bytes)} MiB of memory, more than ${mib(limit)} MiB`);
       try {
