@@ -1,6 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -10,41 +7,21 @@ import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { PipeGuard } from '../../server/capture/chromium/pipe-guard.js';
 import { PageCrashedError } from '../../server/capture/engine.js';
 import { OVERSIZED_ANSWER } from '../../server/capture/pipeline/answer-bounds.js';
+import { startHugeMessagePages } from '../fixtures/huge-message-pages.js';
 import { captureRequest } from './conformance-cases.js';
 
 const executablePath = findChromium(process.env.CHROMIUM_PATH);
 
-/** 100 MiB of U+0001: JSON writes each as `\u0001`, so 600 MiB once escaped, past V8's longest string. */
-const HUGE = `'\\u0001'.repeat(100 * 1024 * 1024)`;
-
-const script = (body: string) => `<!doctype html><title>hostile</title><body><h1>hostile</h1><script>${body}</script></body>`;
-
-/** Pages that make what crosses from the browser to the service as large as they can. */
-const PAGES: Record<string, string> = {
-  '/comment.html': script(`document.body.appendChild(document.createComment(${HUGE}))`),
-  '/console.html': script(`console.error(${HUGE})`),
-  '/console-object.html': script(`console.log({ toString: null, text: ${HUGE} }, new Error(${HUGE}))`),
-  // A frame made by script has a console that no script of the capture's wrapped first.
-  '/frame-console.html': script(`const f = document.createElement('iframe'); document.body.append(f); f.contentWindow.console.error(${HUGE})`),
-  '/exception.html': script(`setTimeout(() => { throw new Error(${HUGE}); })`),
-  '/title.html': script(`document.title = 'x'.repeat(20 * 1024 * 1024)`),
-  '/fine.html': script(`console.error('a small error')`),
-};
-
-let server: http.Server;
+let pages: Awaited<ReturnType<typeof startHugeMessagePages>>;
 let origin: string;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const body = PAGES[new URL(req.url ?? '/', 'http://x').pathname];
-    res.writeHead(body ? 200 : 404, { 'content-type': 'text/html' }).end(body ?? 'not found');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  pages = await startHugeMessagePages();
+  origin = pages.origin;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await pages?.close();
 });
 
 describe('a page that makes what crosses to the service huge', () => {

@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { HUGE, startHugeMessagePages } from '../fixtures/huge-message-pages.js';
 import { serve, type ServeProcess } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -12,29 +11,15 @@ import { tempDir } from '../helpers/temp-dir.js';
 // message longer than V8's longest string used to end that process (and, re-queued at every
 // start, every start after it). Each capture below must end, and the server go on.
 
-/** 100 MiB of U+0001, 600 MiB once JSON has escaped it. */
-const HUGE = `'\\u0001'.repeat(100 * 1024 * 1024)`;
-const script = (body: string) => `<!doctype html><title>hostile</title><body><h1>hostile</h1><script>${body}</script></body>`;
-
-const PAGES: Record<string, string> = {
-  '/comment.html': script(`document.body.appendChild(document.createComment(${HUGE}))`),
-  '/console.html': script(`console.error(${HUGE})`),
-  '/fine.html': '<!doctype html><title>fine</title><h1>fine</h1>',
-};
-
-let pages: http.Server;
+let pages: Awaited<ReturnType<typeof startHugeMessagePages>>;
 let origin: string;
 let dir: string;
 let proc: ServeProcess;
 let key: string;
 
 beforeAll(async () => {
-  pages = http.createServer((req, res) => {
-    const body = PAGES[new URL(req.url ?? '/', 'http://x').pathname];
-    res.writeHead(body ? 200 : 404, { 'content-type': 'text/html' }).end(body ?? 'not found');
-  });
-  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  pages = await startHugeMessagePages();
+  origin = pages.origin;
   dir = await tempDir('sa-hostile-');
   proc = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1']);
   const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
@@ -55,7 +40,7 @@ afterAll(async () => {
     proc.child.kill('SIGTERM');
     await proc.exited;
   }
-  await new Promise((resolve) => pages?.close(resolve));
+  await pages?.close();
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
