@@ -1,22 +1,5 @@
-import ipaddr from 'ipaddr.js';
-
 import { ValidationError } from './domain-errors.js';
-
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
-type Range = [Address, number];
-
-/** Parses an address, unwrapping IPv4-mapped IPv6 (`::ffff:10.0.0.1`) to plain IPv4. */
-export function parseAddress(text: string): Address | null {
-  const bare = text.trim().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  // Only dotted quads: "1.2.3" or "0x7f.1" are legal to inet_aton but never meant here.
-  if (!bare.includes(':') && !ipaddr.IPv4.isValidFourPartDecimal(bare)) return null;
-  if (!ipaddr.isValid(bare)) return null;
-  try {
-    return ipaddr.process(bare);
-  } catch {
-    return null;
-  }
-}
+import { inRange, type IpRange, parseAddress, parseRange, rangeText } from './ip-ranges.js';
 
 /** The canonical text of a client address (IPv4-mapped addresses shown as IPv4). */
 export function normalizeAddress(text: string): string {
@@ -24,50 +7,23 @@ export function normalizeAddress(text: string): string {
 }
 
 /**
- * Parses one whitelist entry, an address or a CIDR range, IPv4 or IPv6. A mapped IPv6
- * range (`::ffff:10.0.0.0/104`) becomes its IPv4 range so it matches IPv4 callers.
+ * Parses one whitelist entry, an address or a CIDR range, IPv4 or IPv6 (see parseRange).
  * Throws a ValidationError naming the entry when it is neither.
  */
-export function parseWhitelistEntry(entry: unknown): Range {
+export function parseWhitelistEntry(entry: unknown): IpRange {
   if (typeof entry !== 'string' || !entry.trim()) {
     throw new ValidationError(`ip_whitelist entry ${JSON.stringify(entry)} is not an IP address or CIDR range`);
   }
-  const text = entry.trim();
-  const invalid = () =>
-    new ValidationError(`ip_whitelist entry "${text}" is not an IP address or CIDR range (e.g. 192.168.1.10, 10.0.0.0/8, 2001:db8::/32)`);
-  if (!text.includes('/')) {
-    const address = parseAddress(text);
-    if (!address) throw invalid();
-    return [address, address.kind() === 'ipv4' ? 32 : 128];
-  }
-  let range: Range;
-  if (!parseAddress(text.slice(0, text.indexOf('/')))) throw invalid();
-  try {
-    range = ipaddr.parseCIDR(text);
-  } catch {
-    throw invalid();
-  }
-  const [address, bits] = range;
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
-    return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+  const range = parseRange(entry);
+  if (!range) {
+    throw new ValidationError(`ip_whitelist entry "${entry.trim()}" is not an IP address or CIDR range (e.g. 192.168.1.10, 10.0.0.0/8, 2001:db8::/32)`);
   }
   return range;
 }
 
 /** Canonical text of a whitelist entry, as stored: `10.0.0.0/8`, `2001:db8::/32`, `192.0.2.7`. */
 export function canonicalEntry(entry: unknown): string {
-  const [address, bits] = parseWhitelistEntry(entry);
-  const full = address.kind() === 'ipv4' ? 32 : 128;
-  return bits === full ? address.toString() : `${networkOf(address, bits).toString()}/${bits}`;
-}
-
-function networkOf(address: Address, bits: number): Address {
-  const bytes = address.toByteArray();
-  for (let i = 0; i < bytes.length; i++) {
-    const keep = Math.max(0, Math.min(8, bits - i * 8));
-    bytes[i] &= (0xff << (8 - keep)) & 0xff;
-  }
-  return ipaddr.fromByteArray(bytes) as Address;
+  return rangeText(parseWhitelistEntry(entry));
 }
 
 /** Validates and canonicalises a whole whitelist; duplicates collapse. */
@@ -86,8 +42,5 @@ export function isAllowed(entries: readonly string[], clientAddress: string): bo
   if (entries.length === 0) return true;
   const address = parseAddress(clientAddress);
   if (!address) return false;
-  return entries.some((entry) => {
-    const [range, bits] = parseWhitelistEntry(entry);
-    return range.kind() === address.kind() && address.match(range, bits);
-  });
+  return entries.some((entry) => inRange(address, parseWhitelistEntry(entry)));
 }

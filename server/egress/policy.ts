@@ -6,6 +6,7 @@ import ipaddr from 'ipaddr.js';
 
 import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../domain-errors.js';
+import { inRange, type IpRange, parseRange } from '../ip-ranges.js';
 
 /** What the admin can change about the egress guard (`--egress-allow`, settings API). */
 export interface EgressPolicyOptions {
@@ -104,8 +105,6 @@ export interface EgressPolicyDeps {
   lookupTimeoutMs?: number;
 }
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
 const LOOKUP_TIMEOUT_MS = 10_000;
 /** What node's resolvers (dns.lookup and dns.Resolver) call a name server that did not answer in time. */
 const LOOKUP_TIMEOUT_CODES = new Set(['ETIMEOUT', 'ETIMEDOUT']);
@@ -157,7 +156,7 @@ export class IpEgressPolicy implements EgressPolicy {
   private readonly lookupTimeoutMs: number;
   private readonly deniedPorts = new Set<number>();
   private current: Readonly<EgressPolicyOptions> = Object.freeze({ allow: [], denyLan: false });
-  private allowRanges: Range[] = [];
+  private allowRanges: IpRange[] = [];
 
   constructor(options: EgressPolicyOptions, deps: EgressPolicyDeps = {}) {
     this.resolve = deps.resolve ?? systemResolver;
@@ -172,7 +171,7 @@ export class IpEgressPolicy implements EgressPolicy {
 
   update(next: Partial<EgressPolicyOptions>): void {
     const merged = { ...this.current, ...definedOnly(next) };
-    this.allowRanges = merged.allow.map(parseRange);
+    this.allowRanges = merged.allow.map(allowRange);
     this.current = Object.freeze({ allow: [...merged.allow], denyLan: Boolean(merged.denyLan) });
   }
 
@@ -230,7 +229,7 @@ export class IpEgressPolicy implements EgressPolicy {
   }
 
   private allowed(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
-    return this.allowRanges.some(([base, bits]) => base.kind() === ip.kind() && ip.match(base, bits));
+    return this.allowRanges.some((range) => inRange(ip, range));
   }
 
   /** Why one address (no embedded form) is denied by the ranges, or null. */
@@ -335,16 +334,10 @@ function interfaceAddresses(): string[] {
   return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
 }
 
-function parseRange(text: string): Range {
-  const value = text.trim();
-  try {
-    if (value.includes('/')) return ipaddr.parseCIDR(value);
-    const ip = ipaddr.parse(value);
-    if (!net.isIP(value)) throw new Error('not strict');
-    return [ip, ip.kind() === 'ipv4' ? 32 : 128];
-  } catch {
-    throw new ValidationError(`egress allow range "${text}" is not an IP address or CIDR range`, 'egress_allow');
-  }
+function allowRange(text: string): IpRange {
+  const range = parseRange(text);
+  if (!range) throw new ValidationError(`egress allow range "${text}" is not an IP address or CIDR range`, 'egress_allow');
+  return range;
 }
 
 function definedOnly(options: Partial<EgressPolicyOptions>): Partial<EgressPolicyOptions> {
