@@ -32,7 +32,7 @@ const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unkno
  */
 export function adminMonitorRoutes(deps: AdminMonitorDeps): Router {
   const router = adminApiRouter(deps);
-  const view = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(monitor, await deps.monitors.lastCheck(monitor._id));
+  const view = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(await deps.monitors.shown(monitor), await deps.monitors.lastCheck(monitor._id));
 
   router.get('/monitors', async (ctx) => {
     const accounts = await deps.accounts.list();
@@ -47,7 +47,7 @@ export function adminMonitorRoutes(deps: AdminMonitorDeps): Router {
     if (!key) throw new ValidationError('account_id names an account without an API key that is not revoked; a check is a job of one of its keys', 'account_id');
     const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, request, baseUrlOf(ctx, deps.settings));
     ctx.status = 201;
-    ctx.body = monitorView(monitor, null);
+    ctx.body = monitorView(await deps.monitors.shown(monitor), null);
   });
 
   router.patch('/monitors/:id', async (ctx) => {

@@ -37,13 +37,13 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
   };
   const owner = (state: unknown) => (state as { v1: V1State }).v1;
   const bodyOf = (ctx: { request: unknown }) => (ctx.request as { body: unknown }).body;
-  const viewOf = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(monitor, await deps.monitors.lastCheck(monitor._id));
+  const viewOf = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(await deps.monitors.shown(monitor), await deps.monitors.lastCheck(monitor._id));
 
   router.post('/monitors', auth, json, jsonBody, async (ctx) => {
     const { account, key } = owner(ctx.state);
     const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, bodyOf(ctx), baseUrlOf(ctx, deps.settings));
     ctx.status = 201;
-    ctx.body = monitorView(monitor, null);
+    ctx.body = monitorView(await deps.monitors.shown(monitor), null);
   });
 
   router.get('/monitors', auth, async (ctx) => {

@@ -27,7 +27,7 @@ export interface MonitorChecksDeps {
   files: FileStore;
   webhooks: WebhookService;
   charge: ChargeAccount;
-  /** The monitor's capture as the jobs take it (its stored request with its secrets opened); MonitorSecretsLostError when they are not kept. */
+  /** The monitor's capture as the jobs take it, its mask selectors with it (its stored request with its sealed values opened); MonitorSecretsLostError when they are not kept. */
   paramsOf: (monitor: MonitorRecord) => Promise<CreateParams>;
   clock: Clock;
   log: Logger;
@@ -76,7 +76,6 @@ export class MonitorChecks {
       const key = await this.deps.keys.get(keyId);
       if (!key || key.revoked) throw new SkipReason('the API key that created this monitor is revoked; create the monitor again with another key', 'id');
       const params = { ...(await this.deps.paramsOf(monitor)), callback_url: null, cache_ttl: 0 };
-      params.options = { ...params.options, ...(monitor.mask_selectors.length ? { maskSelectors: monitor.mask_selectors } : {}) };
       const requested = await this.deps.jobs.request(account._id, key._id, params, monitor.base_url, (count, create) => this.deps.charge(account, count, create));
       jobs = requested.map((r) => r.job);
     } catch (err) {

@@ -3,10 +3,11 @@ import { SECRET_KEY_FILE } from '../store/data-dir.js';
 import type { MonitorRecord } from '../store/records/monitor-record.js';
 
 /**
- * A monitor's secret capture fields (headers, cookies, http_auth, html) are not kept any more:
- * a data directory restored from a backup holds none (as for a job's), or the key that sealed
- * them changed. Its checks fail saying so, never capture without them (a logged-out page would
- * pass for the page), until the fields are given again.
+ * A monitor's secret capture fields (headers, cookies, http_auth, html), or its options sealed
+ * with them for their size (styles, scripts, selectors), are not kept any more: a data directory
+ * restored from a backup holds none (as for a job's), or the key that sealed them changed. Its
+ * checks fail saying so, naming them, never capture without them (a logged-out page, or one
+ * without its styles, would pass for the page), until the fields are given again.
  */
 export class MonitorSecretsLostError extends ValidationError {
   constructor(monitor: Pick<MonitorRecord, '_id' | 'secret_fields'>, unreadable: boolean, remedy = `give them again with PATCH /v1/monitors/${monitor._id}`) {

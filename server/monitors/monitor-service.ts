@@ -6,6 +6,7 @@ import { validateBody } from '../contract/validate.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { NotFoundError, ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
+import { keepWhileFits, RUN_ONLY_FIELDS } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import type { CheckRecord, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
 import type { MonitorStore } from '../store/stores.js';
@@ -39,6 +40,12 @@ export interface MonitorOwner {
 
 const newMonitorId = () => `mon_${crypto.randomBytes(12).toString('hex')}`;
 
+/** The names of all a monitor keeps sealed apart from its record: its secret fields, and the options too large for the record. */
+const sealedNames = (monitor: Pick<MonitorRecord, 'secret_fields' | 'sealed_options'>) => [...monitor.secret_fields, ...(monitor.sealed_options ?? [])];
+
+/** What a monitor's record keeps of its capture and mask selectors, and the rest sealed (null: nothing is). */
+type SplitMonitor = Pick<MonitorRecord, 'request' | 'secret_fields' | 'sealed_options' | 'mask_selectors'> & { sealed: string | null };
+
 /**
  * Monitors: a screenshot request on a schedule (MonitorScheduler runs them), whose checks
  * (MonitorChecks) are compared with a baseline. An account sees only its own monitors: another
@@ -51,17 +58,16 @@ export class MonitorService {
   async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
     const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline'>>;
     const now = this.deps.clock.now();
-    const { sealed, ...capture } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)));
+    const { sealed, ...kept } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)), input.mask_selectors);
     checkSchedule(input.schedule, this.deps.minMinutes(), now);
     const monitor: MonitorRecord = {
       _id: newMonitorId(),
       account_id: owner.account_id,
       key_id: owner.key_id,
       name: input.name ?? null,
-      ...capture,
+      ...kept,
       schedule: input.schedule,
       threshold: input.threshold,
-      mask_selectors: input.mask_selectors,
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
       paused: input.paused,
       baseline: input.baseline,
@@ -101,30 +107,34 @@ export class MonitorService {
    * Changes the fields given. Capture fields given replace the monitor's (`url` and `html`
    * replace each other), the result checked as a new request would be; a new schedule, or a
    * resume, starts counting from now. Secret fields replaced leave no copy of the old values; of
-   * a monitor whose secrets are lost, a change of its capture must give them again.
+   * a monitor whose sealed values are lost, a change of its capture or mask selectors must give
+   * them again.
    */
   async update(accountId: string, id: string, body: unknown): Promise<MonitorRecord> {
     const monitor = await this.get(accountId, id);
-    const input = validateBody(MonitorUpdate, structuredClone(body)) as Partial<MonitorRequest>;
     const given = body as Record<string, unknown>;
+    // The schema's defaults are a new monitor's: a change keeps every field it does not give (a PATCH of a name resumed a paused monitor).
+    const validated = validateBody(MonitorUpdate, structuredClone(body)) as Partial<MonitorRequest>;
+    const input = Object.fromEntries(Object.entries(validated).filter(([field]) => field in given)) as Partial<MonitorRequest>;
     const now = this.deps.clock.now();
     const change: Partial<MonitorRecord> = { updated_at: now };
     const captureGiven = captureOf(given);
     let sealed: string | null | undefined;
-    if (Object.keys(captureGiven).length) {
-      const secrets = await this.secretsOf(monitor);
-      const current = { ...monitor.request, ...(typeof secrets === 'string' ? {} : secrets) };
+    // Both may be sealed apart, with the secrets: a change of either splits the monitor again.
+    if (Object.keys(captureGiven).length || input.mask_selectors !== undefined) {
+      const opened = await this.openSealed(monitor);
+      const { capture: current, maskSelectors } = unsplit(monitor, typeof opened === 'string' ? {} : opened);
       const dropped = [...('url' in captureGiven ? ['html', 'base_url'] : []), ...('html' in captureGiven ? ['url'] : [])];
       for (const field of dropped) delete current[field];
-      const missing = monitor.secret_fields.filter((field) => !(field in current) && !(field in captureGiven) && !dropped.includes(field));
-      if (missing.length) throw new MonitorSecretsLostError({ _id: monitor._id, secret_fields: missing }, secrets === 'unreadable', 'give them again with this change');
-      const { sealed: replaced, ...capture } = this.split(this.checkCapture({ ...current, ...captureGiven }));
-      Object.assign(change, capture);
+      const given = (field: string) => field in captureGiven || (field === 'mask_selectors' && input.mask_selectors !== undefined);
+      const missing = typeof opened === 'string' ? sealedNames(monitor).filter((field) => !given(field) && !dropped.includes(field)) : [];
+      if (missing.length) throw new MonitorSecretsLostError({ _id: monitor._id, secret_fields: missing }, opened === 'unreadable', 'give them again with this change');
+      const { sealed: replaced, ...kept } = this.split(this.checkCapture({ ...current, ...captureGiven }), input.mask_selectors ?? maskSelectors);
+      Object.assign(change, kept);
       sealed = replaced;
     }
     if (input.name !== undefined) change.name = input.name;
     if (input.threshold !== undefined) change.threshold = input.threshold;
-    if (input.mask_selectors !== undefined) change.mask_selectors = input.mask_selectors;
     if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
@@ -184,11 +194,30 @@ export class MonitorService {
     return updated;
   }
 
-  /** The monitor's capture as jobs take it: its request with its secrets opened; MonitorSecretsLostError when they are not kept. */
+  /**
+   * The monitor's capture as jobs take it, its mask selectors with it: its request with its
+   * sealed values opened; MonitorSecretsLostError naming them when they are not kept.
+   */
   async paramsOf(monitor: MonitorRecord): Promise<CreateParams> {
-    const secrets = await this.secretsOf(monitor);
-    if (typeof secrets === 'string') throw new MonitorSecretsLostError(monitor, secrets === 'unreadable');
-    return this.deps.parseCapture({ ...monitor.request, ...secrets });
+    const opened = await this.openSealed(monitor);
+    if (typeof opened === 'string') throw new MonitorSecretsLostError({ _id: monitor._id, secret_fields: sealedNames(monitor) }, opened === 'unreadable');
+    const { capture, maskSelectors } = unsplit(monitor, opened);
+    const params = this.deps.parseCapture(capture);
+    if (maskSelectors.length) params.options = { ...params.options, maskSelectors };
+    return params;
+  }
+
+  /**
+   * The monitor as its views show it: the options sealed apart for their size read back (left
+   * out while they are not kept), never a secret field.
+   */
+  async shown(monitor: MonitorRecord): Promise<MonitorRecord> {
+    const names = monitor.sealed_options ?? [];
+    if (names.length === 0) return monitor;
+    const opened = await this.openSealed(monitor);
+    if (typeof opened === 'string') return monitor;
+    const { capture, maskSelectors } = unsplit(monitor, Object.fromEntries(names.filter((name) => name in opened).map((name) => [name, opened[name]])));
+    return { ...monitor, request: capture, mask_selectors: maskSelectors };
   }
 
   /** A capture request checked as POST /v1/screenshot checks it, and one a picture can be compared from. */
@@ -198,21 +227,34 @@ export class MonitorService {
     return capture;
   }
 
-  /** The capture's fields in clear and its secret ones sealed (null: it has none). */
-  private split(capture: Record<string, unknown>): Pick<MonitorRecord, 'request' | 'secret_fields'> & { sealed: string | null } {
+  /**
+   * The capture's fields and the mask selectors in the record, but for its secret fields and the
+   * options past RECORD_OPTIONS_BYTES together, sealed in one value kept apart (null: none are).
+   * NeDB appends the whole record at every change of it, each scheduled run's claim included: a
+   * one-minute monitor with 64 KB of styles and of scripts appended them every minute.
+   */
+  private split(capture: Record<string, unknown>, maskSelectors: string[]): SplitMonitor {
     const request: Record<string, unknown> = {};
     const secret: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(capture)) {
       if ((SECRET_FIELDS as readonly string[]).includes(field)) secret[field] = value;
       else request[field] = value;
     }
-    const fields = Object.keys(secret);
-    return { request, sealed: fields.length ? this.deps.secrets.seal(secret) : null, secret_fields: fields };
+    const { kept, apart } = keepWhileFits<Record<string, unknown>>({ ...request, mask_selectors: maskSelectors }, RUN_ONLY_FIELDS);
+    const { mask_selectors = [], ...keptRequest } = kept;
+    const sealed = { ...secret, ...apart };
+    return {
+      request: keptRequest,
+      mask_selectors: mask_selectors as string[],
+      secret_fields: Object.keys(secret),
+      sealed_options: Object.keys(apart),
+      sealed: Object.keys(sealed).length ? this.deps.secrets.seal(sealed) : null,
+    };
   }
 
-  /** The monitor's secret fields opened, or why they cannot be: not kept, or sealed under another key. */
-  private async secretsOf(monitor: MonitorRecord): Promise<Record<string, unknown> | 'lost' | 'unreadable'> {
-    if (monitor.secret_fields.length === 0) return {};
+  /** The monitor's sealed values (secret fields, options too large for its record) opened, or why they cannot be: not kept, or sealed under another key. */
+  private async openSealed(monitor: MonitorRecord): Promise<Record<string, unknown> | 'lost' | 'unreadable'> {
+    if (sealedNames(monitor).length === 0) return {};
     const sealed = await this.deps.store.secrets(monitor._id);
     if (sealed === null) return 'lost';
     try {
@@ -221,6 +263,12 @@ export class MonitorService {
       return 'unreadable';
     }
   }
+}
+
+/** A monitor's capture and mask selectors whole again: its record's, with `opened` (its sealed values, or some of them) put back. */
+function unsplit(monitor: MonitorRecord, opened: Record<string, unknown>): { capture: Record<string, unknown>; maskSelectors: string[] } {
+  const { mask_selectors: sealedMasks, ...sealed } = opened;
+  return { capture: { ...monitor.request, ...sealed }, maskSelectors: (sealedMasks as string[] | undefined) ?? monitor.mask_selectors };
 }
 
 /** The capture fields of a monitor request, as sent. */

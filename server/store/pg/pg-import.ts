@@ -81,7 +81,7 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     await copyDocs('monitors', monitors, 'monitors');
     // Their sealed secrets, kept apart from the records as the cluster keeps them.
     for (const monitor of monitors) {
-      const sealed = monitor.secret_fields.length ? await stores.monitors.secrets(monitor._id) : null;
+      const sealed = await stores.monitors.secrets(monitor._id);
       if (sealed !== null) await pool.query('INSERT INTO monitor_secrets (id, sealed) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [monitor._id, sealed]);
     }
     await copyDocs('monitor_checks', checks, 'monitor checks');

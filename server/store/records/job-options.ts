@@ -49,16 +49,19 @@ export const RECORD_OPTIONS_BYTES = 1024;
 /** The options sealed apart from a job's record until it ends: its secrets, and the large options (splitJobOptions). */
 export type SealedJobValues = JobSecrets & Pick<JobOptions, RunOnlyOption>;
 
+/** The run-only options by their names in a request, in the order a record keeps them. */
+export const RUN_ONLY_FIELDS: readonly string[] = Object.values(RUN_ONLY_OPTIONS);
+
 /**
- * A job's options split into those its record keeps (every option but the run-only ones past
- * RECORD_OPTIONS_BYTES, taken in turn while they fit) and those sealed apart until it ends.
+ * `values` split into those a record keeps (every field but those of `large` past
+ * RECORD_OPTIONS_BYTES of JSON, taken in the order of `large` while they fit) and those kept apart.
  */
-export function splitJobOptions(options: JobOptions): { kept: JobOptions; apart: Pick<JobOptions, RunOnlyOption> } {
-  const kept: JobOptions = { ...options };
+export function keepWhileFits<T extends object>(values: T, large: readonly string[]): { kept: T; apart: Partial<T> } {
+  const kept = { ...values } as Record<string, unknown>;
   const apart: Record<string, unknown> = {};
   let room = RECORD_OPTIONS_BYTES;
-  for (const name of Object.keys(RUN_ONLY_OPTIONS) as RunOnlyOption[]) {
-    const value = options[name];
+  for (const name of large) {
+    const value = kept[name];
     if (value === undefined) continue;
     const bytes = Buffer.byteLength(JSON.stringify(value));
     if (bytes <= room) {
@@ -68,7 +71,15 @@ export function splitJobOptions(options: JobOptions): { kept: JobOptions; apart:
     delete kept[name];
     apart[name] = value;
   }
-  return { kept, apart };
+  return { kept: kept as T, apart: apart as Partial<T> };
+}
+
+/**
+ * A job's options split into those its record keeps (every option but the run-only ones past
+ * RECORD_OPTIONS_BYTES, taken in turn while they fit) and those sealed apart until it ends.
+ */
+export function splitJobOptions(options: JobOptions): { kept: JobOptions; apart: Pick<JobOptions, RunOnlyOption> } {
+  return keepWhileFits(options, Object.keys(RUN_ONLY_OPTIONS));
 }
 
 /** What may be said of the values sealed apart: header and cookie names, whether credentials were given, which options. */

@@ -15,11 +15,19 @@ export interface MonitorRecord {
   name: string | null;
   /**
    * The capture as POST /v1/screenshot takes it, without its secret fields (headers, cookies,
-   * http_auth, html): those are sealed (SecretBox) and kept apart, MonitorStore.secrets.
+   * http_auth, html) and the options of `sealed_options`: those are sealed (SecretBox) and kept
+   * apart, MonitorStore.secrets.
    */
   request: Record<string, unknown>;
   /** The names of the secret fields the request has (shown instead of their values); none kept apart while this lists some means they are lost. */
   secret_fields: string[];
+  /**
+   * The capture options (and `mask_selectors`) too large for this record, by name: past about a
+   * kilobyte together (RECORD_OPTIONS_BYTES) they are sealed with the secret fields and kept
+   * apart as they are, since NeDB appends the whole record at every change, each scheduled run's
+   * claim included. Absent (monitors of earlier versions): none.
+   */
+  sealed_options?: string[];
   schedule: MonitorSchedule;
   /** Fraction of pixels that must differ for a check to count as a change. */
   threshold: number;
