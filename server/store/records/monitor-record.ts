@@ -31,6 +31,7 @@ export interface MonitorRecord {
   schedule: MonitorSchedule;
   /** Fraction of pixels that must differ for a check to count as a change. */
   threshold: number;
+  /** Elements painted over in every picture; empty here while they are sealed apart (`sealed_options` names them). */
   mask_selectors: string[];
   callback_url: string | null;
   paused: boolean;
