@@ -1,15 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
 import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
 import { type DeviceName, PRESETS } from '../../server/capture/presets.js';
-import { corpusList, type CorpusPage, type CorpusServer, startCorpusServer } from '../helpers/corpus.js';
-import { decode, launchReference, referenceCapture } from '../helpers/corpus-reference.js';
+import { corpusDir, corpusList, type CorpusPage, corpusRoot, type CorpusServer, startCorpusServer } from '../helpers/corpus.js';
+import { CachedReferences, corpusDigest, decode } from '../helpers/corpus-reference.js';
 import {
   type CaseRow,
   CORPUS_MAX_HEIGHT,
@@ -28,7 +27,9 @@ import {
 // sizes are equal and at most 1 % of the pixels differ by more than 10 % in a channel; the cases
 // where the service is deliberately better, and the known deviations, say so
 // (corpus-expectations.ts). The table of every case is printed at the end.
-// CORPUS_PICTURES=dir keeps both pictures of every case there (for docs/fidelity.md).
+// CORPUS_PICTURES=dir keeps both pictures of every case there (for docs/fidelity.md). The
+// reference pictures are kept across runs beside the corpus (CachedReferences), taken again when
+// Chromium, the corpus's bytes or the reference's recipe change.
 
 const pages = corpusList().pages;
 const cases: CorpusCase[] = pages.flatMap((page) =>
@@ -53,7 +54,7 @@ const caseName = (page: CorpusPage, device: DeviceName, fullPage: boolean) => `$
 
 describe('capture conformance on real pages (the corpus against plain playwright)', () => {
   let engine: ChromiumEngine;
-  let reference: Browser;
+  let references: CachedReferences;
   let server: CorpusServer;
   const rows: CaseRow[] = [];
   const pictures = process.env.CORPUS_PICTURES;
@@ -63,14 +64,16 @@ describe('capture conformance on real pages (the corpus against plain playwright
     const executablePath = findChromium(process.env.CHROMIUM_PATH);
     server = await startCorpusServer();
     engine = new ChromiumEngine({ executablePath });
-    [reference] = await Promise.all([launchReference(executablePath), engine.start()]);
+    await engine.start();
+    references = new CachedReferences(executablePath, path.join(corpusDir(), 'references'), corpusDigest(corpusRoot()), engine.chromiumVersion());
     if (pictures) fs.mkdirSync(pictures, { recursive: true });
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.allSettled([engine?.close(), reference?.close(), server?.close()]);
+    await Promise.allSettled([engine?.close(), references?.close(), server?.close()]);
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
-    process.stdout.write(`\n${formatTable(rows)}\n${rows.length} cases in ${seconds} s\n`);
+    const kept = references ? `; references: ${references.hits} kept, ${references.misses} taken` : '';
+    process.stdout.write(`\n${formatTable(rows)}\n${rows.length} cases in ${seconds} s${kept}\n`);
   });
 
   it.each(cases.map((c) => [caseName(c.page, c.device, c.fullPage), c] as const))('%s', async (name, c) => {
@@ -78,7 +81,7 @@ describe('capture conformance on real pages (the corpus against plain playwright
     const expectation = expectationFor(c);
     const [service, referencePng] = await Promise.all([
       engine.capture(serviceRequest(url, c.device, c.fullPage)),
-      referenceCapture(reference, url, {
+      references.capture(url, c.page.path, {
         preset: PRESETS[c.device],
         fullPage: c.fullPage,
         maxHeight: CORPUS_MAX_HEIGHT,

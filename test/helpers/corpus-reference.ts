@@ -1,3 +1,7 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
 import { type Browser, chromium } from 'playwright-core';
 import sharp from 'sharp';
 
@@ -41,6 +45,72 @@ export async function referenceCapture(browser: Browser, url: string, options: R
   } finally {
     await context.close().catch(() => undefined);
   }
+}
+
+/**
+ * Reference pictures kept across runs, in `dir`: a reference is taken again only when something
+ * it depends on changed. Its key holds the Chromium version, every byte of the corpus as served
+ * (corpusDigest), the page, the options, and the text of referenceCapture itself, so a change
+ * of the recipe takes them all again. SCREENSHOT_CORPUS_REFERENCES=fresh takes every one anew.
+ */
+export class CachedReferences {
+  private browser: Promise<Browser> | undefined;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly executablePath: string,
+    private readonly dir: string,
+    private readonly corpus: string,
+    private readonly chromiumVersion: string,
+    private readonly fresh = process.env.SCREENSHOT_CORPUS_REFERENCES === 'fresh',
+  ) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  /** The reference of the page at `url` (`pagePath` on the corpus server), kept or taken now. */
+  async capture(url: string, pagePath: string, options: ReferenceOptions): Promise<Buffer> {
+    const key = crypto
+      .createHash('sha256')
+      .update(JSON.stringify({ recipe: referenceCapture.toString(), chromium: this.chromiumVersion, corpus: this.corpus, pagePath, options }))
+      .digest('hex');
+    const file = path.join(this.dir, `${key}.png`);
+    if (!this.fresh && fs.existsSync(file)) {
+      this.hits++;
+      return fs.readFileSync(file);
+    }
+    this.misses++;
+    this.browser ??= launchReference(this.executablePath);
+    const png = await referenceCapture(await this.browser, url, options);
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, png);
+    fs.renameSync(temp, file);
+    return png;
+  }
+
+  async close(): Promise<void> {
+    await (await this.browser?.catch(() => undefined))?.close();
+  }
+}
+
+/**
+ * A digest of the corpus as the server serves it: every regular file's path and bytes, and every
+ * link's path and target, in path order. About 2 s for its 200 MiB.
+ */
+export function corpusDigest(root: string): string {
+  const hash = crypto.createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of fs.readdirSync(dir).sort()) {
+      const full = path.join(dir, name);
+      const stat = fs.lstatSync(full);
+      const relative = path.relative(root, full);
+      if (stat.isSymbolicLink()) hash.update(`link ${relative} ${fs.readlinkSync(full)}\n`);
+      else if (stat.isDirectory()) walk(full);
+      else if (stat.isFile()) hash.update(`file ${relative} ${stat.size}\n`).update(fs.readFileSync(full));
+    }
+  };
+  walk(root);
+  return hash.digest('hex');
 }
 
 /** A decoded picture: RGB, row after row. */
