@@ -2,7 +2,7 @@ import type { Logger } from '../../logger.js';
 import { SerialByKey } from '../../serial-by-key.js';
 import type { CheckRecord, MonitorRecord } from '../records/monitor-record.js';
 import type { MonitorStore } from '../stores.js';
-import { MonitorSecretFiles } from './monitor-secret-files.js';
+import { type MonitorSecretFiles, openMonitorSecretFiles } from './monitor-secret-files.js';
 import { compactFile, type NedbFile } from './nedb-file.js';
 
 /** Checks older than `before` in list order (at, then id, both descending). */
@@ -34,7 +34,7 @@ export class NedbMonitorStore implements MonitorStore {
       // The history period's purge, oldest first.
       checks.ensureIndex({ fieldName: 'at' }),
     ]);
-    const secretFiles = await MonitorSecretFiles.open(dataDir);
+    const secretFiles = await openMonitorSecretFiles(dataDir);
     await moveSealedSecrets(monitors, secretFiles, log);
     await secretFiles.sweep(async (id) => (await monitors.count({ _id: id })) > 0);
     return new NedbMonitorStore(monitors, checks, secretFiles);
