@@ -1,7 +1,7 @@
-import type { CaptureCookie, HtmlDocument } from '../capture/capture-options.js';
+import type { HtmlDocument } from '../capture/capture-options.js';
 import { HTML_JOB_URL, HTML_PLACEHOLDER_URL } from '../capture/options/html-document.js';
-import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
 import { DEVICE_NAMES, type DeviceName } from '../capture/presets.js';
+import { optionsOfRequest } from '../contract/capture-option-table.js';
 import { httpUrl } from '../contract/http-url.js';
 import { MAX_HTML_BYTES, MAX_INJECTED_BYTES, MAX_URL_LENGTH, ScreenshotRequest } from '../contract/v1.js';
 import { validateBody } from '../contract/validate.js';
@@ -45,8 +45,7 @@ export function parseScreenshotParams(body: unknown, defaultCacheTtl = 0): Creat
     height: input.height ?? null,
     format: input.format,
     quality: input.quality ?? null,
-    options: jobOptions(input),
-    secrets: jobSecrets(input, new URL(address).hostname, html),
+    ...jobOptions(input, new URL(address).hostname, html),
     cache_ttl: input.cache_ttl ?? defaultCacheTtl,
   };
 }
@@ -138,59 +137,12 @@ function isLocale(tag: string): boolean {
   }
 }
 
-/** The options a job keeps in its record: the ones asked for, defaults left out. */
-function jobOptions(input: ScreenshotRequest): JobOptions {
-  const options: JobOptions = {
-    waitUntil: input.wait_until === 'load' ? undefined : input.wait_until,
-    delayMs: input.delay || undefined,
-    waitForSelector: input.wait_for_selector,
-    selector: input.selector,
-    clip: input.clip,
-    scale: input.scale,
-    hideSelectors: input.hide_selectors,
-    styles: input.styles,
-    scripts: input.scripts,
-    clickSelector: input.click_selector,
-    blockAds: input.block_ads || undefined,
-    blockTrackers: input.block_trackers || undefined,
-    blockCookieBanners: input.block_cookie_banners || undefined,
-    darkMode: input.dark_mode || undefined,
-    reducedMotion: input.reduced_motion || undefined,
-    mediaType: input.media_type === 'print' ? 'print' : undefined,
-    userAgent: input.user_agent,
-    timezone: input.timezone === undefined ? undefined : (timeZoneName(input.timezone) ?? undefined),
-    locale: input.locale === undefined ? undefined : Intl.getCanonicalLocales(input.locale)[0],
-    failOnHttpError: input.fail_on_http_error || undefined,
-    // In one order, so the same outputs asked in another order share a cached result.
-    extract: input.extract ? EXTRACT_KINDS.filter((kind) => input.extract?.includes(kind)) : undefined,
-    imageWidth: input.image_width,
-    imageHeight: input.image_height,
-    omitBackground: input.omit_background || undefined,
-    // storage_path implies upload.
-    upload: input.upload || input.storage_path !== undefined || undefined,
-    storagePath: input.storage_path,
-  };
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as JobOptions;
-}
-
-/** The secrets of the request (sealed in the job until it ends), or null when it gave none. */
-function jobSecrets(input: ScreenshotRequest, host: string, html: HtmlDocument | undefined): JobSecrets | null {
-  if (!input.headers && !input.cookies && !input.http_auth && !html) return null;
-  const secrets: JobSecrets = html ? { html } : {};
-  if (input.headers && Object.keys(input.headers).length) secrets.headers = input.headers;
-  if (input.cookies) {
-    secrets.cookies = input.cookies.map(
-      (c): CaptureCookie => ({
-        name: c.name,
-        value: c.value,
-        domain: c.domain ?? host,
-        ...(c.path ? { path: c.path } : {}),
-        ...(c.secure === undefined ? {} : { secure: c.secure }),
-        ...(c.http_only === undefined ? {} : { httpOnly: c.http_only }),
-        ...(c.same_site ? { sameSite: c.same_site } : {}),
-      }),
-    );
-  }
-  if (input.http_auth) secrets.httpAuth = input.http_auth;
-  return Object.keys(secrets).length ? secrets : null;
+/**
+ * The capture options of the request as a job keeps them (capture-option-table.ts): those its
+ * record shows, and its secrets (sealed until it ends; null when it gave none) with `html`.
+ */
+function jobOptions(input: ScreenshotRequest, host: string, html: HtmlDocument | undefined): { options: JobOptions; secrets: JobSecrets | null } {
+  const { options, secrets } = optionsOfRequest(input, host);
+  const sealed: JobSecrets = { ...(html ? { html } : {}), ...secrets };
+  return { options: options as JobOptions, secrets: Object.keys(sealed).length ? sealed : null };
 }

@@ -1,41 +1,19 @@
 import type { CaptureOptions } from '../../capture/capture-options.js';
+import { type AnyJobOption, CAPTURE_OPTIONS, OPTION_ENTRY, RUN_ONLY_OPTIONS, type RunOnlyOption, type SecretOption } from '../../contract/capture-option-table.js';
 
 // A job's capture options as they are kept: what may be shown (JobOptions, in the job record
 // and its views) apart from the secrets (JobSecrets) and the options too large for the record,
-// both sealed by SecretBox until the job ends (SealedJobValues).
+// both sealed by SecretBox until the job ends (SealedJobValues). Which option is which is said
+// once, in contract/capture-option-table.ts.
 
 /** The options that are no secret, and the device scale factor a job may override. */
-export type JobOptions = Omit<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'> & {
-  /** Device scale factor overriding the preset's. */
-  scale?: number;
-  /** Also upload the image to the account's storage destination (`upload`, or implied by `storage_path`). */
-  upload?: true;
-  /** The upload's key template (`storage_path`); the default key when absent. */
-  storagePath?: string;
-};
+export type JobOptions = Omit<AnyJobOption, SecretOption | 'html'>;
 
 /**
  * The options whose values are never stored in clear, shown, or logged; `html` (the document
  * and its base_url) is kept with them, so its content is private to the job and gone once it ends.
  */
-export type JobSecrets = Pick<CaptureOptions, 'headers' | 'cookies' | 'httpAuth' | 'html'>;
-
-/**
- * The options only a job's capture reads that a request can make large (64 KB of styles and of
- * scripts, 100 selectors of 1 KB), by their names in the request, in the order they are kept
- * in the record while they fit RECORD_OPTIONS_BYTES.
- */
-const RUN_ONLY_OPTIONS = {
-  waitForSelector: 'wait_for_selector',
-  selector: 'selector',
-  clickSelector: 'click_selector',
-  userAgent: 'user_agent',
-  hideSelectors: 'hide_selectors',
-  maskSelectors: 'mask_selectors',
-  styles: 'styles',
-  scripts: 'scripts',
-} as const;
-type RunOnlyOption = keyof typeof RUN_ONLY_OPTIONS;
+export type JobSecrets = Pick<CaptureOptions, SecretOption | 'html'>;
 
 /**
  * Most bytes (as JSON) of run-only options a job record keeps, and shows in the admin API and
@@ -50,7 +28,7 @@ export const RECORD_OPTIONS_BYTES = 1024;
 export type SealedJobValues = JobSecrets & Pick<JobOptions, RunOnlyOption>;
 
 /** The run-only options by their names in a request, in the order a record keeps them. */
-export const RUN_ONLY_FIELDS: readonly string[] = Object.values(RUN_ONLY_OPTIONS);
+export const RUN_ONLY_FIELDS: readonly string[] = RUN_ONLY_OPTIONS.map((e) => e.request);
 
 /**
  * `values` split into those a record keeps (every field but those of `large` past
@@ -79,7 +57,7 @@ export function keepWhileFits<T extends object>(values: T, large: readonly strin
  * RECORD_OPTIONS_BYTES, taken in turn while they fit) and those sealed apart until it ends.
  */
 export function splitJobOptions(options: JobOptions): { kept: JobOptions; apart: Pick<JobOptions, RunOnlyOption> } {
-  return keepWhileFits(options, Object.keys(RUN_ONLY_OPTIONS));
+  return keepWhileFits(options, RUN_ONLY_OPTIONS.map((e) => e.option));
 }
 
 /** What may be said of the values sealed apart: header and cookie names, whether credentials were given, which options. */
@@ -93,7 +71,7 @@ export interface SecretNames {
 
 /** The names of `secrets` and of the options sealed apart (`apart`), or null when there are none. */
 export function secretNames(secrets: JobSecrets | null, apart: Pick<JobOptions, RunOnlyOption> = {}): SecretNames | null {
-  const options = (Object.keys(apart) as RunOnlyOption[]).map((name) => RUN_ONLY_OPTIONS[name]);
+  const options = Object.keys(apart).map((name) => OPTION_ENTRY.get(name)?.request ?? name);
   if (!secrets && options.length === 0) return null;
   return {
     headers: Object.keys(secrets?.headers ?? {}),
@@ -105,35 +83,9 @@ export function secretNames(secrets: JobSecrets | null, apart: Pick<JobOptions, 
 
 /** The options of a job as the admin API and the panel show them: the request's field names, secrets as names only. */
 export function optionsView(options: JobOptions | undefined, names: SecretNames | null | undefined): Record<string, unknown> {
-  const o = options ?? {};
+  const o = (options ?? {}) as Record<string, unknown>;
   const view: Record<string, unknown> = {
-    wait_until: o.waitUntil,
-    delay: o.delayMs,
-    wait_for_selector: o.waitForSelector,
-    selector: o.selector,
-    clip: o.clip,
-    scale: o.scale,
-    hide_selectors: o.hideSelectors,
-    mask_selectors: o.maskSelectors,
-    styles: o.styles,
-    scripts: o.scripts,
-    click_selector: o.clickSelector,
-    block_ads: o.blockAds,
-    block_trackers: o.blockTrackers,
-    block_cookie_banners: o.blockCookieBanners,
-    dark_mode: o.darkMode,
-    reduced_motion: o.reducedMotion,
-    media_type: o.mediaType,
-    user_agent: o.userAgent,
-    timezone: o.timezone,
-    locale: o.locale,
-    fail_on_http_error: o.failOnHttpError,
-    extract: o.extract,
-    image_width: o.imageWidth,
-    image_height: o.imageHeight,
-    omit_background: o.omitBackground,
-    upload: o.upload,
-    storage_path: o.storagePath,
+    ...Object.fromEntries(CAPTURE_OPTIONS.filter((e) => e.kept === 'record').map((e) => [e.request, o[e.option]])),
     header_names: names?.headers.length ? names.headers : undefined,
     cookie_names: names?.cookies.length ? names.cookies : undefined,
     http_auth: names?.http_auth || undefined,
