@@ -15,14 +15,14 @@ const REDRAW_DELAY_MS = 150;
  * menu opens the control panel, pauses or resumes the queue, copies the API address and quits.
  */
 export function setupTray(server: RunningServer, panel: PanelWindow): Tray {
-  const { jobs, settings } = server.services;
+  const { queue, settings } = server.services;
   const icons = loadTrayIcons();
   const tray = new Tray(icons.idle);
 
   let shown = '';
   const redraw = () => {
     if (tray.isDestroyed()) return;
-    const state = trayStateFor(jobs.stats());
+    const state = trayStateFor(queue.stats());
     const key = `${state.icon}|${state.label}`;
     if (key === shown) return;
     shown = key;
@@ -40,13 +40,13 @@ export function setupTray(server: RunningServer, panel: PanelWindow): Tray {
 
   const actions: TrayActions = {
     openPanel: () => panel.open(),
-    pause: () => jobs.pause(),
-    resume: () => jobs.resume(),
+    pause: () => queue.pause(),
+    resume: () => queue.resume(),
     copyApiAddress: () => clipboard.writeText(apiAddressFor(settings.get().public_base_url, server.url)),
     quit: () => app.quit(),
   };
 
-  const unsubscribe = jobs.onChange(scheduleRedraw);
+  const unsubscribe = queue.onChange(scheduleRedraw);
   // macOS shows the menu on click; elsewhere a click means "show me the app".
   if (process.platform !== 'darwin') tray.on('click', () => panel.open());
   app.once('will-quit', () => {

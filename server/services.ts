@@ -17,6 +17,7 @@ import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/p
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { IdempotentRequests } from './jobs/idempotent-requests.js';
+import type { JobQueue } from './jobs/job-queue.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
@@ -86,8 +87,10 @@ export interface Services {
   /** Loads per second of each render link. */
   renderRateLimiter: RateLimiter;
   settings: SettingsService;
-  /** Jobs, and the front door to their queue (stats, pause, resume, changes) for the API, the metrics and the tray. */
+  /** Jobs as requests see them: room in the queue, creation, queries. */
   jobs: JobService;
+  /** The front door to the queue (stats, pause, resume, changes, estimates) for the API, the metrics and the tray. */
+  queue: JobQueue;
   retention: Retention;
   engine: CaptureEngine;
   egress: EgressPolicy;
@@ -217,7 +220,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       stats: stores.stats,
       clock,
       settings,
-      runner,
+      queue: runner.queue,
       ends,
       secrets,
       jobSecrets: stores.jobSecrets,
@@ -258,7 +261,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     let settingsPoll: NodeJS.Timeout | undefined;
     let webhookPoll: NodeJS.Timeout | undefined;
     metrics.watch({
-      queue: () => jobs.stats(),
+      queue: () => runner.queue.stats(),
       browsers: () => engine.browsers?.() ?? oneBrowser(engine.isReady()),
       webhookDeliveries: () => stores.deliveries.countByStatus(),
     });
@@ -277,6 +280,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       renderRateLimiter,
       settings,
       jobs,
+      queue: runner.queue,
       retention,
       engine,
       egress,

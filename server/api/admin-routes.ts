@@ -8,6 +8,7 @@ import { type CaptureEngine, oneBrowser } from '../capture/engine.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, UsageQuery } from '../contract/admin.js';
 import { type Filled, validateBody, validateQuery } from '../contract/validate.js';
 import { ValidationError } from '../domain-errors.js';
+import type { JobQueue } from '../jobs/job-queue.js';
 import { screenshotUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { QuotaService } from '../limits/quota.js';
@@ -34,6 +35,8 @@ export interface AdminDeps extends AdminAuthDeps {
   keys: ApiKeyService;
   quota: QuotaService;
   jobs: JobService;
+  /** The queue: its state, pause and resume. */
+  queue: JobQueue;
   files: FileStore;
   settings: SettingsService;
   engine: CaptureEngine;
@@ -73,19 +76,19 @@ export function adminRoutes(deps: AdminDeps): Router {
   router.get('/status', async (ctx) => {
     const hourly = await deps.jobs.hourly(24);
     ctx.body = {
-      queue: deps.jobs.stats(),
+      queue: deps.queue.stats(),
       engine: engineStatus(deps.engine),
       captures_per_hour: hourly.map((h) => ({ hour: formatIsoSeconds(h.hour), completed: h.completed, failed: h.failed })),
       api_base_url: `${baseUrlOf(ctx, deps.settings)}/v1`,
     };
   });
   router.post('/queue/pause', (ctx) => {
-    deps.jobs.pause();
-    ctx.body = deps.jobs.stats();
+    deps.queue.pause();
+    ctx.body = deps.queue.stats();
   });
   router.post('/queue/resume', (ctx) => {
-    deps.jobs.resume();
-    ctx.body = deps.jobs.stats();
+    deps.queue.resume();
+    ctx.body = deps.queue.stats();
   });
 
   router.get('/accounts', async (ctx) => {

@@ -79,7 +79,7 @@ export function renderRoutes(deps: RenderDeps): Router {
       throw new ApiError(502, ended.error ?? 'The capture failed', 'Capture failed');
     }
     ctx.status = 202;
-    ctx.set('Retry-After', String(Math.max(1, deps.jobs.estimateSeconds(0))));
+    ctx.set('Retry-After', String(Math.max(1, deps.queue.estimateSeconds(0))));
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { job_id: ended._id, status: ended.status, status_url: statusUrl(base, ended._id) };
   });

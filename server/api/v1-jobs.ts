@@ -1,5 +1,6 @@
 import type { CreateParams } from '../jobs/create-params.js';
 import type { IdempotentRequests } from '../jobs/idempotent-requests.js';
+import type { JobQueue } from '../jobs/job-queue.js';
 import type { JobService, RequestedJob } from '../jobs/job-service.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
@@ -11,6 +12,8 @@ import type { V1AuthDeps, V1State } from './v1-auth.js';
 /** What the routes behind the v1 chain (POST /v1/screenshot, render links, MCP) are given. */
 export interface V1Deps extends V1AuthDeps {
   jobs: JobService;
+  /** The queue, for the estimates a response gives. */
+  queue: JobQueue;
   /** Counts result-cache hits and misses. */
   metrics?: Pick<ServiceMetrics, 'cacheLookup'>;
   files: FileStore;

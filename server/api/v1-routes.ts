@@ -80,7 +80,7 @@ async function createScreenshots(deps: V1Deps, state: V1State, params: CreatePar
   const requested = await requestJobs(deps, state, params, base);
   const made = requested.filter((r) => !r.cached);
   const kind = { fullPage: params.full_page, delayMs: params.options.delayMs ?? 0 };
-  const estimate = made.length ? await deps.jobs.estimateFor(made[made.length - 1].job, made.length, kind) : deps.jobs.estimateSeconds(1, kind);
+  const estimate = made.length ? await deps.jobs.estimateFor(made[made.length - 1].job, made.length, kind) : deps.queue.estimateSeconds(1, kind);
   const withCache = params.cache_ttl > 0;
   const first = requested[0];
   const body: ScreenshotCreated = {

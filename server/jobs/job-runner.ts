@@ -1,13 +1,12 @@
 import type { Logger } from '../logger.js';
-import { fairTurns } from '../store/fair-turns.js';
 import type { JobChange } from '../store/stores.js';
 import { ClusterClaims,type ClusterRunOptions } from './cluster-claims.js';
+import type { JobQueue } from './job-queue.js';
 import { type JobRunContext, type JobRunDeps, runJob, ShutdownAbort } from './job-run.js';
-import { type JobKind, LocalQueue, type QueueableJob, type QueueStats } from './local-queue.js';
+import { LocalQueue } from './local-queue.js';
 
 export type { ClusterRunOptions } from './cluster-claims.js';
 export type { UrlGuard } from './job-run.js';
-export type { QueueStats } from './local-queue.js';
 
 export interface JobRunnerDeps extends JobRunDeps {
   /** Cluster mode: the store is shared with other nodes, which take jobs by claiming them. @default none (one node) */
@@ -15,122 +14,43 @@ export interface JobRunnerDeps extends JobRunDeps {
 }
 
 /**
- * Runs queued jobs: at most `concurrency` captures at once in the fair order (LocalQueue), each
+ * Runs queued jobs: at most `concurrency` captures at once in the fair order (its `queue`), each
  * job's run (runJob), recovery of unfinished jobs after a restart, and shutdown that re-queues.
  * In cluster mode jobs wait in the shared store and this node claims its share (ClusterClaims).
  */
 export class JobRunner {
-  private readonly queue: LocalQueue;
+  /** The front door to the queue this runner takes its jobs from: LocalQueue, or ClusterClaims in cluster mode. */
+  readonly queue: JobQueue;
+  /** The same queue, with what only the runner does to it: recovered jobs, closing, idling, measured times. */
+  private readonly local: LocalQueue;
   private readonly claims: ClusterClaims | undefined;
   private readonly running = new Map<string, AbortController>();
   private readonly log: Logger;
   private readonly runContext: JobRunContext;
-  private stopping = false;
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.log = deps.log.child({ component: 'jobs' });
-    this.queue = new LocalQueue({
-      settings: deps.settings,
-      run: (jobId) => runJob(this.runContext, jobId),
-      onRunError: (jobId, err) => this.log.error({ job_id: jobId, err }, 'running the job failed'),
-      onSlotFree: () => this.claims?.poke(),
-    });
     const update = (jobId: string, change: JobChange) => this.update(jobId, change);
-    const isStopping = () => this.stopping;
+    const queueDeps = {
+      settings: deps.settings,
+      run: (jobId: string) => runJob(this.runContext, jobId),
+      onRunError: (jobId: string, err: unknown) => this.log.error({ job_id: jobId, err }, 'running the job failed'),
+    };
     this.claims =
-      deps.cluster &&
-      new ClusterClaims({ cluster: deps.cluster, store: deps.store, clock: deps.clock, log: this.log, queue: this.queue, running: this.running, isStopping, update });
+      deps.cluster && new ClusterClaims({ ...queueDeps, cluster: deps.cluster, store: deps.store, clock: deps.clock, log: this.log, running: this.running, update });
+    this.local = this.claims ?? new LocalQueue(queueDeps);
+    this.queue = this.local;
     this.runContext = {
       deps,
       log: this.log,
       node: deps.cluster?.node,
       running: this.running,
-      isStopping,
+      isStopping: () => this.local.isClosed(),
       update,
       forgetClaim: (jobId) => this.claims?.forget(jobId),
-      measured: (fullPage, ms) => this.queue.measured(fullPage, ms),
-      emit: () => this.queue.emit(),
+      measured: (fullPage, ms) => this.local.measured(fullPage, ms),
+      emit: () => this.local.emit(),
     };
-  }
-
-  /** Jobs waiting or running (in cluster mode: waiting anywhere, and running here). */
-  depth(): number {
-    return this.queue.depth() + (this.claims?.waitingInStore() ?? 0);
-  }
-
-  /** Cluster mode: jobs wait in the store the nodes share, and each node runs those it claims. */
-  waitsInStore(): boolean {
-    return this.claims !== undefined;
-  }
-
-  /** True once stop() was called: no job starts any more. */
-  isStopping(): boolean {
-    return this.stopping;
-  }
-
-  stats(): QueueStats {
-    return this.queue.stats();
-  }
-
-  onChange(listener: () => void): () => void {
-    return this.queue.onChange(listener);
-  }
-
-  pause(): void {
-    this.queue.pause();
-  }
-
-  resume(): void {
-    this.queue.resume();
-  }
-
-  /**
-   * The turns in the fair order of `count` new jobs of the account (fairTurns), from the jobs
-   * waiting and running here; undefined in cluster mode, where the store gives them.
-   */
-  turnsFor(accountId: string, count: number): number[] | undefined {
-    return this.claims ? undefined : fairTurns(count, this.queue.turnsState(accountId));
-  }
-
-  /** The account's jobs waiting or running on this node (one node: all of them). */
-  accountDepth(accountId: string): number {
-    return this.queue.accountDepth(accountId);
-  }
-
-  /**
-   * Seconds until the last of `count` newly queued jobs of a kind (full page or not, with its
-   * delay) should be done (LocalQueue.estimateSeconds); in cluster mode every job waiting in the
-   * store counts as ahead.
-   */
-  estimateSeconds(count: number, kind: JobKind = { fullPage: false, delayMs: 0 }, lastJobId?: string): number {
-    return this.queue.estimateSeconds(count, kind, lastJobId, this.claims?.waitingInStore());
-  }
-
-  /** Seconds until a new job of a kind is done behind `ahead` jobs counted elsewhere (a cluster's store), each at the viewport mean. */
-  estimateBehind(ahead: number, kind: JobKind): number {
-    return this.queue.estimateBehind(ahead, kind);
-  }
-
-  /** Whether the job waits or runs here. */
-  holds(jobId: string): boolean {
-    return this.queue.holds(jobId);
-  }
-
-  /**
-   * Seconds until enough of the account's jobs have ended that `count` more fit within `max`
-   * (its share of the queue): its running jobs end first, then its waiting ones in the fair order.
-   */
-  accountWaitSeconds(accountId: string, count: number, max: number): number {
-    return this.queue.accountWaitSeconds(accountId, count, max);
-  }
-
-  /**
-   * Queues a stored pending job; its kind (full page, delay) counts for the estimate. In cluster
-   * mode it waits in the store for a node to claim it.
-   */
-  enqueue(job: QueueableJob): void {
-    if (this.claims) this.claims.queued();
-    else this.queue.push(job);
   }
 
   /**
@@ -154,7 +74,7 @@ export class JobRunner {
         );
       }
     }
-    this.queue.pushAll(unfinished);
+    this.local.pushAll(unfinished);
     if (unfinished.length) this.log.info(`re-queued ${unfinished.length} unfinished job(s) from the previous run`);
     return unfinished.length;
   }
@@ -165,15 +85,13 @@ export class JobRunner {
    * cluster mode, on another node at once).
    */
   async stop(graceMs: number): Promise<void> {
-    this.stopping = true;
-    this.claims?.stopTimers();
-    this.queue.close();
+    this.local.close();
     await this.claims?.handBack();
-    const idle = this.queue.idle();
+    const idle = this.local.idle();
     const timer = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([idle, timer]);
     for (const controller of this.running.values()) controller.abort(new ShutdownAbort('shutting down'));
-    await Promise.race([this.queue.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    await Promise.race([this.local.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
     const unsaved = await this.deps.ends.stop();
     if (unsaved) this.log.warn(`${unsaved} job end(s) could not be stored (disk full?); those jobs run again at the next start`);
   }

@@ -11,18 +11,16 @@ import type { JobSecretStore, JobStore, StatsStore } from '../store/stores.js';
 import { type Clock, HOUR_MS, utcHourStart } from '../time.js';
 import type { CreateParams } from './create-params.js';
 import type { EndWriteBehind } from './end-write-behind.js';
-import type { JobRunner, QueueStats } from './job-runner.js';
+import type { JobKind, JobQueue } from './job-queue.js';
 import { resultCacheKey } from './result-cache.js';
-
-export type { QueueStats, UrlGuard } from './job-runner.js';
 
 export interface JobServiceDeps {
   store: JobStore;
   /** Job ends per hour, for the dashboard. */
   stats: StatsStore;
   clock: Clock;
-  /** Runs the jobs this service creates. */
-  runner: JobRunner;
+  /** Where the jobs this service creates wait for the runner (JobRunner.queue). */
+  queue: JobQueue;
   /** Ends of jobs not stored yet (a full disk), which readers see all the same. */
   ends: EndWriteBehind;
   /** Its `queue_limit`: most jobs waiting or running before a request is refused (QueueFullError). */
@@ -68,8 +66,8 @@ export type Charge = (count: number, create: () => Promise<JobRecord[]>) => Prom
 
 /**
  * Screenshot jobs as requests see them: room in the queue (back-pressure), creation, and
- * queries; and the one front door to the queue (stats, pause, resume, changes) for the admin
- * API, the metrics and the desktop tray. Running the jobs is the JobRunner's.
+ * queries. The queue itself (stats, pause, resume, changes, estimates) is the JobQueue, held by
+ * whoever asks it; running the jobs is the JobRunner's.
  */
 export class JobService {
   /** Slots promised to requests between the capacity check and their insert. */
@@ -96,17 +94,18 @@ export class JobService {
   holdCapacity(count: number, accountId?: string): () => void {
     const settings = this.deps.settings.get();
     const limit = settings.queue_limit;
-    if (this.deps.runner.isStopping()) {
+    const queue = this.deps.queue;
+    if (queue.isClosed()) {
       throw new ShuttingDownError();
     }
-    if (this.deps.runner.depth() + this.reserved + count > limit) {
-      const wait = Math.max(1, this.estimateSeconds(0));
+    if (queue.depth() + this.reserved + count > limit) {
+      const wait = Math.max(1, queue.estimateSeconds(0));
       throw new QueueFullError(limit, wait);
     }
-    const own = accountId === undefined ? 0 : this.deps.runner.accountDepth(accountId) + (this.reservedBy.get(accountId) ?? 0);
+    const own = accountId === undefined ? 0 : queue.accountDepth(accountId) + (this.reservedBy.get(accountId) ?? 0);
     const share = accountShare(settings);
-    if (accountId !== undefined && !this.deps.runner.waitsInStore() && own + count > share) {
-      throw new AccountShareFullError(own, share, limit, this.deps.runner.accountWaitSeconds(accountId, count, share));
+    if (accountId !== undefined && !queue.waitsInStore() && own + count > share) {
+      throw new AccountShareFullError(own, share, limit, queue.accountWaitSeconds(accountId, count, share));
     }
     this.reserved += count;
     if (accountId !== undefined) this.reservedBy.set(accountId, (this.reservedBy.get(accountId) ?? 0) + count);
@@ -123,25 +122,17 @@ export class JobService {
   }
 
   /**
-   * Seconds until the last of `count` newly queued jobs of this kind should be done; given that
-   * last job's id, from its place in the fair order.
-   */
-  estimateSeconds(count: number, kind: { fullPage: boolean; delayMs: number } = { fullPage: false, delayMs: 0 }, lastJobId?: string): number {
-    return this.deps.runner.estimateSeconds(count, kind, lastJobId);
-  }
-
-  /**
    * Seconds until the last of a request's new jobs (`last`, one of `count`) should be done, from
    * the jobs the fair order takes before it: in cluster mode, where it may wait in the store,
    * those the store counts.
    */
-  async estimateFor(last: JobRecord, count: number, kind: { fullPage: boolean; delayMs: number }): Promise<number> {
-    const runner = this.deps.runner;
-    if (!runner.waitsInStore() || runner.holds(last._id)) return runner.estimateSeconds(count, kind, last._id);
+  async estimateFor(last: JobRecord, count: number, kind: JobKind): Promise<number> {
+    const queue = this.deps.queue;
+    if (!queue.waitsInStore() || queue.holds(last._id)) return queue.estimateSeconds(count, kind, last._id);
     // The jobs are stored already: a store that does not answer now leaves the estimate to what this node knows.
     return this.deps.store.countAhead(last).then(
-      (ahead) => runner.estimateBehind(ahead, kind),
-      () => runner.estimateSeconds(count, kind),
+      (ahead) => queue.estimateBehind(ahead, kind),
+      () => queue.estimateSeconds(count, kind),
     );
   }
 
@@ -283,7 +274,7 @@ export class JobService {
     // counted the account's share); in a cluster the store gives the turns and counts the share, seeing every node's jobs.
     const settings = this.deps.settings.get();
     const share = accountShare(settings);
-    const turns = this.deps.runner.turnsFor(accountId, jobs.length);
+    const turns = this.deps.queue.turnsFor(accountId, jobs.length);
     let queued: JobRecord[] | null;
     try {
       if (turns) {
@@ -299,9 +290,9 @@ export class JobService {
     if (!queued) {
       await dropSecrets();
       const have = await this.deps.store.count({ account_id: accountId, status: UNFINISHED_STATUSES });
-      throw new AccountShareFullError(have, share, settings.queue_limit, this.estimateSeconds(0));
+      throw new AccountShareFullError(have, share, settings.queue_limit, this.deps.queue.estimateSeconds(0));
     }
-    for (const job of queued) this.deps.runner.enqueue(job);
+    for (const job of queued) this.deps.queue.enqueue(job);
     return queued;
   }
 
@@ -341,23 +332,5 @@ export class JobService {
       const hour = first + i * HOUR_MS;
       return { hour, completed: counted.get(hour)?.completed ?? 0, failed: counted.get(hour)?.failed ?? 0 };
     });
-  }
-
-  /** The queue's state: what waits, what runs, its limit, and whether it is paused. */
-  stats(): QueueStats {
-    return this.deps.runner.stats();
-  }
-
-  /** Calls `listener` each time a job starts or ends, or the queue is paused or resumed; returns the unsubscribe. */
-  onChange(listener: () => void): () => void {
-    return this.deps.runner.onChange(listener);
-  }
-
-  pause(): void {
-    this.deps.runner.pause();
-  }
-
-  resume(): void {
-    this.deps.runner.resume();
   }
 }

@@ -1,25 +1,11 @@
 import PQueue from 'p-queue';
 
 import type { SettingsService } from '../settings.js';
-import type { JobRecord } from '../store/records/job-record.js';
+import { fairTurns } from '../store/fair-turns.js';
 import { FairQueue, type QueuedJob } from './fair-queue.js';
+import type { JobKind, JobQueue, QueueableJob, QueueStats } from './job-queue.js';
 
-export interface QueueStats {
-  pending: number;
-  running: number;
-  concurrency: number;
-  limit: number;
-  paused: boolean;
-}
-
-/** What the queue needs of a job to queue it. */
-export type QueueableJob = Pick<JobRecord, '_id' | 'account_id' | 'turn' | 'created_at' | 'full_page' | 'options'>;
-
-/** The kind of a job, as the estimates weigh it: full page or not, and its delay. */
-export interface JobKind {
-  fullPage: boolean;
-  delayMs: number;
-}
+export type { JobKind, QueueableJob, QueueStats } from './job-queue.js';
 
 export interface LocalQueueDeps {
   /** Its `concurrency`: captures at once, followed as it changes. */
@@ -48,9 +34,10 @@ const queuedJob = (job: QueueableJob): QueuedJob => ({
 /**
  * The jobs this node waits on and runs: at most `concurrency` at once, taken in the fair order
  * (round-robin by account), and the estimates of when they will be done from the mean capture
- * time measured here.
+ * time measured here. One node's front door to its queue (JobQueue); ClusterClaims extends it
+ * for a node of a cluster.
  */
-export class LocalQueue {
+export class LocalQueue implements JobQueue {
   private readonly queue: PQueue;
   /**
    * The jobs waiting for a slot here, in the fair order, and those running. The p-queue holds
@@ -61,6 +48,7 @@ export class LocalQueue {
   private readonly listeners = new Set<() => void>();
   /** Mean time of a job, without its delay: viewport captures and full pages apart. */
   private readonly meanMs = { viewport: INITIAL_MEAN_MS, fullPage: INITIAL_FULL_PAGE_MEAN_MS };
+  private closed = false;
 
   constructor(private readonly deps: LocalQueueDeps) {
     this.queue = new PQueue({ concurrency: deps.settings.get().concurrency });
@@ -70,13 +58,23 @@ export class LocalQueue {
     this.queue.on('active', () => this.emit());
     this.queue.on('next', () => {
       this.emit();
-      deps.onSlotFree?.();
+      this.slotFreed();
     });
   }
 
-  /** Jobs waiting or running here. */
+  /** True once close() was called: no job starts any more. */
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** One node: every job waits here. */
+  waitsInStore(): boolean {
+    return false;
+  }
+
+  /** Jobs waiting or running here, and those waiting elsewhere (waitingElsewhere). */
   depth(): number {
-    return this.queue.size + this.queue.pending;
+    return this.queue.size + this.queue.pending + (this.waitingElsewhere() ?? 0);
   }
 
   /** Slots no job waits for. */
@@ -118,6 +116,16 @@ export class LocalQueue {
     this.emit();
   }
 
+  /** Queues a stored pending job here; its kind (full page, delay) counts for the estimate. */
+  enqueue(job: QueueableJob): void {
+    this.push(job);
+  }
+
+  /** The turns in the fair order of `count` new jobs of the account (fairTurns), from the jobs waiting and running here. */
+  turnsFor(accountId: string, count: number): number[] | undefined {
+    return fairTurns(count, this.fair.turnsState(accountId));
+  }
+
   /** Puts the job in the fair order, and one run in the queue. */
   push(job: QueueableJob): void {
     this.fair.push(queuedJob(job));
@@ -132,6 +140,7 @@ export class LocalQueue {
 
   /** Stops starting jobs and forgets those waiting; running ones go on. */
   close(): void {
+    this.closed = true;
     this.queue.pause();
     this.queue.clear();
     this.fair.clear();
@@ -152,11 +161,6 @@ export class LocalQueue {
     return this.fair.countOf(accountId);
   }
 
-  /** Where the account stands in the fair order, for the turns of its new jobs (fairTurns). */
-  turnsState(accountId: string): ReturnType<FairQueue['turnsState']> {
-    return this.fair.turnsState(accountId);
-  }
-
   /** Counts a job's measured time (without its delay) into its kind's mean. */
   measured(fullPage: boolean, ms: number): void {
     const kind = fullPage ? 'fullPage' : 'viewport';
@@ -167,10 +171,11 @@ export class LocalQueue {
    * Seconds until the last of `count` newly queued jobs of a kind should be done. Given that
    * last job's id (`lastJobId`) while it waits here, the jobs ahead of it are those the fair
    * order takes before it (and those running), each at its own kind's mean plus its delay.
-   * Otherwise, with `inStore` (cluster mode, where jobs wait in the store: the count waiting
-   * there) every job waiting or running counts as ahead, the other nodes' at the viewport mean.
+   * Otherwise, in cluster mode (waitingElsewhere: the count waiting in the store) every job
+   * waiting or running counts as ahead, the other nodes' at the viewport mean.
    */
-  estimateSeconds(count: number, kind: JobKind, lastJobId: string | undefined, inStore: number | undefined): number {
+  estimateSeconds(count: number, kind: JobKind = { fullPage: false, delayMs: 0 }, lastJobId?: string): number {
+    const inStore = this.waitingElsewhere();
     const own = this.costMs(kind);
     const found = lastJobId === undefined ? undefined : this.fair.find(lastJobId);
     if (found?.running) return Math.max(1, Math.ceil(own / 1000));
@@ -198,6 +203,16 @@ export class LocalQueue {
     if (place <= 0 || waiting.length === 0) return Math.max(1, Math.ceil(this.meanMs.viewport / 1000));
     const job = waiting[Math.min(place, waiting.length) - 1];
     return this.secondsAfter(this.fair.ahead(job), this.costMs(job));
+  }
+
+  /** Jobs waiting for this node outside it: none for one node (a cluster's store: ClusterClaims). */
+  protected waitingElsewhere(): number | undefined {
+    return undefined;
+  }
+
+  /** Called each time a slot frees. */
+  protected slotFreed(): void {
+    this.deps.onSlotFree?.();
   }
 
   private costMs(job: JobKind): number {

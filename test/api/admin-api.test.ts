@@ -258,7 +258,7 @@ describe('jobs, usage, settings and status', () => {
     const saved = await server.admin('PUT', '/settings', { concurrency: 3, retention_days: 14, egress_allow: ['127.0.0.1/32', '10.1.0.0/16'] });
     expect(saved.status).toBe(200);
     expect(saved.body).toMatchObject({ concurrency: 3, retention_days: 14, egress_allow: ['127.0.0.1', '10.1.0.0/16'] });
-    expect(server.srv.services.jobs.stats().concurrency).toBe(3);
+    expect(server.srv.services.queue.stats().concurrency).toBe(3);
     const bad = await server.admin('PUT', '/settings', { concurrency: 0 });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/concurrency/);

@@ -192,7 +192,7 @@ describe('POST /v1/screenshot options', () => {
     // A server of its own, queue paused, so the means are the initial ones (3 s a viewport, 6 s a full page) and nothing runs.
     const fresh = await startTestServer({ browsers: 1 });
     try {
-      fresh.srv.services.jobs.pause();
+      fresh.srv.services.queue.pause();
       const { key: own } = await fresh.account();
       const estimate = async (body: object) =>
         ((await (await fresh.v1('POST', '/screenshot', own, { url: `${fixtures.url}/small.html`, ...body })).json()) as { estimated_time_seconds: number })

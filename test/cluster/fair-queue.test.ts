@@ -26,7 +26,7 @@ beforeAll(async () => {
     nodes.push(await startTestServer({ databaseUrl, filesDir, browsers: 1, queueLimit: QUEUE_LIMIT, ratePerSecond: 10_000 }));
   }
   // Nothing is claimed: the jobs stay waiting in the database.
-  for (const node of nodes) node.srv.services.jobs.pause();
+  for (const node of nodes) node.srv.services.queue.pause();
 }, 120_000);
 
 afterAll(async () => {

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { ClusterClaims } from '../../server/jobs/cluster-claims.js';
 import { LeaseLost } from '../../server/jobs/job-run.js';
-import { LocalQueue } from '../../server/jobs/local-queue.js';
 import { silentLogger } from '../../server/logger.js';
 import { StoreUnavailableError } from '../../server/store/stores.js';
 import { fakeSettings, ManualClock } from '../helpers/fake-job-core.js';
@@ -16,7 +15,7 @@ const cluster = { node: 'node-a', leaseMs: LEASE_MS, pollMs: 1_000 };
 
 let claims: ClusterClaims | undefined;
 afterEach(() => {
-  claims?.stopTimers();
+  claims?.close();
   claims = undefined;
   vi.useRealTimers();
 });
@@ -25,28 +24,24 @@ afterEach(() => {
 function node(store: FakeJobStore, concurrency = 2) {
   const clock = new ManualClock();
   const running = new Map<string, AbortController>();
-  let stopping = false;
   const started: string[] = [];
-  const queue = new LocalQueue({
+  const finish = new Map<string, () => void>();
+  claims = new ClusterClaims({
     settings: fakeSettings({ concurrency }),
     run: (id) => {
       started.push(id);
       running.set(id, new AbortController());
-      return new Promise<void>(() => undefined);
+      return new Promise<void>((resolve) => finish.set(id, resolve));
     },
     onRunError: () => undefined,
-  });
-  claims = new ClusterClaims({
     cluster,
     store,
     clock,
     log: silentLogger,
-    queue,
     running,
-    isStopping: () => stopping,
     update: (id, change) => store.update(id, change, cluster.node),
   });
-  return { claims, queue, clock, running, started, stop: () => (stopping = true) };
+  return { claims, clock, running, started, finish: (id: string) => finish.get(id)!() };
 }
 
 describe('ClusterClaims', () => {
@@ -57,7 +52,16 @@ describe('ClusterClaims', () => {
     await vi.waitFor(() => expect(started.sort()).toEqual(['first', 'second']));
     expect(store.job('first')).toMatchObject({ status: 'processing', lease_owner: 'node-a', lease_until: clock.now() + LEASE_MS });
     expect(store.job('late')).toMatchObject({ status: 'pending' });
-    await vi.waitFor(() => expect(claims.waitingInStore()).toBe(1));
+    await vi.waitFor(() => expect(claims.depth()).toBe(2 + 1));
+  });
+
+  it('claims the next job as soon as a slot frees, without waiting for the poll', async () => {
+    const store = new FakeJobStore([pendingJob({ _id: 'first', turn: 0 }), pendingJob({ _id: 'second', turn: 1 })]);
+    const { claims, started, finish } = node(store, 1);
+    claims.poke();
+    await vi.waitFor(() => expect(started).toEqual(['first']));
+    finish('first');
+    await vi.waitFor(() => expect(started).toEqual(['first', 'second']));
   });
 
   it('takes over a job whose lease ran out on a node that died, and none whose lease holds', async () => {
@@ -71,26 +75,32 @@ describe('ClusterClaims', () => {
     expect(store.job('held').lease_owner).toBe('node-b');
   });
 
-  it('claims nothing while its queue is paused, or once it stops', async () => {
+  it('claims nothing while its queue is paused, or once it is closed, even resumed', async () => {
     const store = new FakeJobStore([pendingJob({ _id: 'j1' })]);
-    const { claims, queue, stop, started } = node(store);
-    queue.pause();
+    const { claims, started } = node(store);
+    claims.pause();
     claims.poke();
-    await vi.waitFor(() => expect(claims.waitingInStore()).toBe(1));
+    await vi.waitFor(() => expect(claims.depth()).toBe(1));
     expect(store.job('j1').status).toBe('pending');
-    queue.resume();
-    stop();
+    claims.close();
+    claims.resume();
     claims.poke();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(started).toEqual([]);
   });
 
   it('counts a job queued on any node at once, before the store is read again', () => {
-    const { claims, stop } = node(new FakeJobStore());
-    stop();
-    claims.queued();
-    claims.queued();
-    expect(claims.waitingInStore()).toBe(2);
+    const { claims } = node(new FakeJobStore());
+    claims.close();
+    claims.enqueue(pendingJob({ _id: 'j1' }));
+    claims.enqueue(pendingJob({ _id: 'j2' }));
+    expect(claims.depth()).toBe(2);
+  });
+
+  it('gives no turns to new jobs, which the store gives', () => {
+    const { claims } = node(new FakeJobStore());
+    expect(claims.waitsInStore()).toBe(true);
+    expect(claims.turnsFor()).toBeUndefined();
   });
 
   it('claims again on the next poke after a round the store did not answer', async () => {
@@ -122,9 +132,9 @@ describe('ClusterClaims', () => {
 
   it('hands back at shutdown the jobs it claimed and never started, keeping the running one', async () => {
     const store = new FakeJobStore([pendingJob({ _id: 'run' }), pendingJob({ _id: 'wait', created_at: 2_000 })]);
-    const { claims, queue, running, started } = node(store, 1);
+    const { claims, running, started } = node(store, 1);
     // One slot, but a claim takes as many as are free when it starts: say two were.
-    vi.spyOn(queue, 'free').mockReturnValue(2);
+    vi.spyOn(claims, 'free').mockReturnValue(2);
     claims.poke();
     await vi.waitFor(() => expect(started).toEqual(['run']));
     expect(running.has('wait')).toBe(false);

@@ -28,7 +28,7 @@ const post = (key: string, url: string) => server.v1('POST', '/screenshot', key,
 
 describe('one account flooding the queue', () => {
   it("gets its own 503 with Retry-After past its share, while another account's job is still admitted", async () => {
-    server.srv.services.jobs.pause();
+    server.srv.services.queue.pause();
     try {
       const a = await server.account();
       const b = await server.account();
@@ -50,7 +50,7 @@ describe('one account flooding the queue', () => {
       expect(full.status).toBe(503);
       expect((await full.json()).message).toMatch(/^The capture queue is full/);
     } finally {
-      server.srv.services.jobs.resume();
+      server.srv.services.queue.resume();
     }
     // What was queued here runs out before the next case.
     await waitForQueue(server);
@@ -59,7 +59,7 @@ describe('one account flooding the queue', () => {
   it("runs another account's single job within one slot's turn, done while the flood still waits, as its estimate said", async () => {
     const a = await server.account();
     const b = await server.account();
-    server.srv.services.jobs.pause();
+    server.srv.services.queue.pause();
     let flood: Array<{ job_id: string; estimated_time_seconds: number }>;
     let single: { job_id: string; estimated_time_seconds: number };
     try {
@@ -67,7 +67,7 @@ describe('one account flooding the queue', () => {
       for (let i = 0; i < SHARE; i++) flood.push(await (await post(a.key, slowPage(100 + i))).json());
       single = await (await post(b.key, `${fixtures.url}/small.html`)).json();
     } finally {
-      server.srv.services.jobs.resume();
+      server.srv.services.queue.resume();
     }
     // Ahead of B's job is A's oldest only, as ahead of A's second: the estimate follows the fair order.
     expect(single.estimated_time_seconds).toBe(flood[1].estimated_time_seconds);
@@ -91,7 +91,7 @@ describe('the fair order across a restart', () => {
   it('runs the jobs re-queued at start in their turns, not first come first served', async () => {
     const first = await startTestServer({ concurrency: 1, browsers: 1, ratePerSecond: 10_000 });
     const dataDir = first.dataDir;
-    first.srv.services.jobs.pause();
+    first.srv.services.queue.pause();
     const a = await first.account();
     const b = await first.account();
     const flood: string[] = [];
@@ -119,7 +119,7 @@ describe('the fair order across a restart', () => {
 /** Until no job waits or runs. */
 async function waitForQueue(s: TestServer): Promise<void> {
   const deadline = Date.now() + 90_000;
-  while (s.srv.services.jobs.stats().pending + s.srv.services.jobs.stats().running > 0) {
+  while (s.srv.services.queue.stats().pending + s.srv.services.queue.stats().running > 0) {
     if (Date.now() > deadline) throw new Error('the queue did not drain');
     await new Promise((r) => setTimeout(r, 200));
   }

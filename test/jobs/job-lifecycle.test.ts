@@ -47,7 +47,7 @@ describe('job lifecycle', () => {
   });
 
   it('answers 503 with Retry-After when the queue is full, counting nothing', async () => {
-    server.srv.services.jobs.pause();
+    server.srv.services.queue.pause();
     await server.admin('PUT', '/settings', { queue_limit: 2 });
     try {
       expect((await post({})).status).toBe(201);
@@ -58,19 +58,19 @@ describe('job lifecycle', () => {
       expect((await post({})).status).toBe(201);
     } finally {
       await server.admin('PUT', '/settings', { queue_limit: 500 });
-      server.srv.services.jobs.resume();
+      server.srv.services.queue.resume();
     }
   });
 
   it('estimates longer waits for jobs further back in the queue', async () => {
-    server.srv.services.jobs.pause();
+    server.srv.services.queue.pause();
     try {
       const first = await (await post({})).json();
       for (let i = 0; i < 6; i++) await post({});
       const later = await (await post({})).json();
       expect(later.estimated_time_seconds).toBeGreaterThan(first.estimated_time_seconds);
     } finally {
-      server.srv.services.jobs.resume();
+      server.srv.services.queue.resume();
     }
   });
 

@@ -21,7 +21,7 @@ afterEach(async () => {
 async function runAll(core: ReturnType<typeof fakeJobCore>): Promise<void> {
   runner = new JobRunner(core.deps);
   await runner.recover();
-  await vi.waitFor(() => expect(runner!.depth()).toBe(0));
+  await vi.waitFor(() => expect(runner!.queue.depth()).toBe(0));
   // The end is announced after the slot frees.
   await new Promise((resolve) => setImmediate(resolve));
 }
@@ -160,8 +160,8 @@ describe('a job stopped with its service', () => {
   it('is not run when it has ended already', async () => {
     const core = fakeJobCore([pendingJob({ _id: 'j1', status: 'completed' })]);
     runner = new JobRunner(core.deps);
-    runner.enqueue(core.store.job('j1'));
-    await vi.waitFor(() => expect(runner!.depth()).toBe(0));
+    runner.queue.enqueue(core.store.job('j1'));
+    await vi.waitFor(() => expect(runner!.queue.depth()).toBe(0));
     expect(core.engine.requests).toHaveLength(0);
     expect(core.store.updates).toEqual([]);
   });
@@ -178,7 +178,7 @@ describe('a job run by a node of a cluster', () => {
     // node-a's lease ran out and node-b claimed the job.
     core.store.jobs.get('j1')!.lease_owner = 'node-b';
     core.engine.release();
-    await vi.waitFor(() => expect(runner!.depth()).toBe(0));
+    await vi.waitFor(() => expect(runner!.queue.depth()).toBe(0));
     expect(core.store.job('j1')).toMatchObject({ status: 'processing', lease_owner: 'node-b' });
     expect(core.failures).toEqual([]);
     expect(core.files.removed.map(([, id]) => id)).toEqual(['j1']);

@@ -88,7 +88,7 @@ describe('large options of a job', () => {
   it('are applied to a job that waited through a restart', async () => {
     const first = await startTestServer();
     const { key } = await first.account({ daily_limit: 10_000 });
-    first.srv.services.jobs.pause();
+    first.srv.services.queue.pause();
     const res = await first.v1('POST', '/screenshot', key, requestBody());
     expect(res.status).toBe(201);
     const { job_id: id } = (await res.json()) as { job_id: string };

@@ -98,12 +98,24 @@ describe('LocalQueue', () => {
     queue.push(job('j1'));
     queue.push(job('j2'));
     await vi.waitFor(() => expect(started).toEqual(['j1']));
+    expect(queue.isClosed()).toBe(false);
     queue.close();
+    expect(queue.isClosed()).toBe(true);
     expect(queue.holds('j2')).toBe(false);
     expect(queue.holds('j1')).toBe(true);
     await end('j1');
     await queue.idle();
     expect(started).toEqual(['j1']);
+  });
+
+  it('gives new jobs their turns in the fair order, and queues them to run', async () => {
+    const { queue, started } = heldQueue(1);
+    queue.enqueue(job('a1', 'a', 0));
+    await vi.waitFor(() => expect(started).toEqual(['a1']));
+    expect(queue.waitsInStore()).toBe(false);
+    // a's next job goes behind a newcomer's first.
+    expect(queue.turnsFor('a', 2)).toEqual([1, 2]);
+    expect(queue.turnsFor('b', 1)).toEqual([0]);
   });
 
   it("counts an account's jobs waiting and running here", async () => {
@@ -122,11 +134,11 @@ describe('LocalQueue', () => {
     for (const id of ['j1', 'j2', 'j3', 'j4']) queue.push(job(id));
     await vi.waitFor(() => expect(started).toHaveLength(2));
     // Before any measure a viewport capture is taken to last 3 s: j4 waits for three jobs on two slots, then its own.
-    expect(queue.estimateSeconds(1, { fullPage: false, delayMs: 0 }, 'j4', undefined)).toBe(Math.ceil((3 * 3000) / 2 / 1000 + 3));
+    expect(queue.estimateSeconds(1, { fullPage: false, delayMs: 0 }, 'j4')).toBe(Math.ceil((3 * 3000) / 2 / 1000 + 3));
     // A running job is its own time away.
-    expect(queue.estimateSeconds(1, { fullPage: false, delayMs: 0 }, 'j1', undefined)).toBe(3);
+    expect(queue.estimateSeconds(1, { fullPage: false, delayMs: 0 }, 'j1')).toBe(3);
     // Measured at 1 s, the mean moves a fifth of the way there.
     queue.measured(false, 1000);
-    expect(queue.estimateSeconds(1, { fullPage: false, delayMs: 0 }, 'j1', undefined)).toBe(Math.ceil(2.6));
+    expect(queue.estimateSeconds(1, { fullPage: false, delayMs: 0 }, 'j1')).toBe(Math.ceil(2.6));
   });
 });
