@@ -2,11 +2,10 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import zlib from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { backupDataDir, restoreDataDir } from '../../server/cli/backup.js';
+import { backupDataDir } from '../../server/cli/backup.js';
 import { readTarGz } from '../../server/cli/tar.js';
 import { SecretBox } from '../../server/crypto/secret-box.js';
 import { SECRET_KEY_FILE } from '../../server/store/data-dir.js';
@@ -175,6 +174,21 @@ describe('backup and restore', () => {
     expect(await fs.readdir(target)).toEqual([]);
   });
 
+  it('writes a name longer than 100 bytes so that tar lists and extracts it', async () => {
+    const dataDir = await tempDir();
+    const name = `${'long-name-'.repeat(20)}.png`;
+    const image = crypto.randomBytes(10_000);
+    await fs.writeFile(path.join(dataDir, 'jobs.db'), '');
+    await fs.mkdir(path.join(dataDir, 'files'));
+    await fs.writeFile(path.join(dataDir, 'files', name), image);
+    const archive = path.join(await tempDir(), 'data.tar.gz');
+    await backupDataDir(dataDir, archive);
+    expect(execFileSync('tar', ['tzf', archive], { encoding: 'utf8' }).trim().split('\n')).toEqual(['jobs.db', `files/${name}`, 'backup.json']);
+    const work = await tempDir();
+    execFileSync('tar', ['xzf', archive, '-C', work]);
+    expect((await fs.readFile(path.join(work, 'files', name))).equals(image)).toBe(true);
+  });
+
   it('keeps the whole lines of a datastore whose last line is still being written', async () => {
     const source = await startTestServer({ browsers: 1 });
     const archive = path.join(await tempDir(), 'data.tar.gz');
@@ -337,58 +351,4 @@ describe('job secrets and backups', () => {
       await restored.close();
     }
   }, 180_000);
-});
-
-describe('restore of crafted sizes', () => {
-  /** A ustar header for a regular file `name` declaring `size` bytes (octal, as tar writes it). */
-  function header(name: string, size: number): Buffer {
-    const block = Buffer.alloc(512);
-    block.write(name, 0, 'utf8');
-    block.write('0000600\0', 100, 'ascii');
-    block.write('0000000\0', 108, 'ascii');
-    block.write('0000000\0', 116, 'ascii');
-    block.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii');
-    block.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136, 'ascii');
-    block.write('        ', 148, 'ascii');
-    block.write('0', 156, 'ascii');
-    block.write('ustar\0', 257, 'ascii');
-    block.write('00', 263, 'ascii');
-    let sum = 0;
-    for (const byte of block) sum += byte;
-    block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
-    return block;
-  }
-
-  async function archiveOf(...parts: Buffer[]): Promise<string> {
-    const file = path.join(await tempDir(), 'crafted.tar.gz');
-    await fs.writeFile(file, zlib.gzipSync(Buffer.concat(parts), { level: 1 }));
-    return file;
-  }
-
-  it('refuses a manifest declaring more than a manifest may hold, before reading (or allocating) its bytes', async () => {
-    // 80 MB of zeros: a small archive whose manifest would have to be held whole.
-    const declared = 80 * 1024 * 1024;
-    const archive = await archiveOf(header('jobs.db', 0), header('backup.json', declared), Buffer.alloc(declared), Buffer.alloc(1024));
-    const target = path.join(await tempDir(), 'restored');
-    await expect(restoreDataDir(archive, target)).rejects.toThrow(new RegExp(`backup\\.json declares ${declared} bytes, more than the \\d+ it may hold`));
-    expect(await fs.readdir(target)).toEqual([]);
-  });
-
-  it('refuses a file declaring the largest size a header can hold with a few bytes behind it, and leaves nothing behind', async () => {
-    const archive = await archiveOf(header('files/big.png', 8 * 1024 ** 3 - 1), Buffer.alloc(4096, 1));
-    const target = path.join(await tempDir(), 'restored');
-    await expect(restoreDataDir(archive, target)).rejects.toThrow(/files\/big\.png: the archive is cut short/);
-    expect(await fs.readdir(target)).toEqual([]);
-  });
-
-  it('refuses a size written in base-256 (the high bit set) as a damaged header', async () => {
-    const block = header('files/x.png', 0);
-    block[124] = 0x80;
-    let sum = 0;
-    block.write('        ', 148, 'ascii');
-    for (const byte of block) sum += byte;
-    block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
-    const target = path.join(await tempDir(), 'restored');
-    await expect(restoreDataDir(await archiveOf(block, Buffer.alloc(1024)), target)).rejects.toThrow(/damaged header/);
-  });
 });
