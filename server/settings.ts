@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import { type Settings, SettingsUpdate } from './contract/admin.js';
+import { httpUrl } from './contract/http-url.js';
 import { validateBody } from './contract/validate.js';
 import { ValidationError } from './domain-errors.js';
 import { canonicalEntry } from './ip-whitelist.js';
@@ -60,19 +61,13 @@ function validatePatch(patch: unknown, current: Readonly<Settings>): Partial<Set
   return out;
 }
 
-/** `public_base_url` as stored: an http(s) origin and path without a trailing slash, or null. */
+/**
+ * `public_base_url` as stored: an http(s) origin and path, normalised, without credentials (it is
+ * in every link the appliance answers) or a trailing slash; or null.
+ */
 function baseUrl(value: string | null): string | null {
   if (value === null || value === '') return null;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    // reported below
-  }
-  if (!url || !/^https?:$/.test(url.protocol)) {
-    throw new ValidationError('public_base_url must be an http:// or https:// address, or null', 'public_base_url');
-  }
-  return value.replace(/\/+$/, '');
+  return httpUrl('public_base_url', value).replace(/\/+$/, '');
 }
 
 /**

@@ -1,7 +1,10 @@
 import { ValidationError } from '../domain-errors.js';
 
-// The one check of an address a request gives (a job's url and base_url, a job's or a monitor's
-// callback_url): what a schema cannot say about a URL.
+// The one check of an address a customer or the admin gives: a job's url and base_url (through
+// POST /v1/screenshot, render links, MCP tools and monitors alike), a job's or a monitor's
+// callback_url, a storage destination's endpoint, the settings' public_base_url. It says whether
+// the address is acceptable to keep; where a browser or an upload may then connect is the egress
+// policy's decision, made on what is actually routed (egress/policy.ts).
 
 /**
  * Text before the host that ends with `@`, however the address spells its slashes (`//`, `\\`,
@@ -15,6 +18,8 @@ const CREDENTIALS_INSTEAD: Record<string, string> = {
   url: 'send credentials in http_auth, which is kept sealed and never shown',
   base_url: 'send credentials in http_auth, which is kept sealed and never shown',
   callback_url: "authenticate webhooks by their webhook-signature header (signed with the account's webhook secret) instead",
+  endpoint: 'give access_key_id and secret_access_key',
+  public_base_url: 'it begins every link the appliance answers, so it would reach every client',
 };
 
 /**

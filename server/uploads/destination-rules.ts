@@ -1,5 +1,6 @@
 import net from 'node:net';
 
+import { httpUrl } from '../contract/http-url.js';
 import { ValidationError } from '../domain-errors.js';
 
 // What a storage destination must be, checked when the admin sets it (a 400 naming the field),
@@ -10,17 +11,7 @@ import { ValidationError } from '../domain-errors.js';
  * and without a trailing slash. Where it may connect is the egress guard's decision, at upload time.
  */
 export function checkEndpoint(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new ValidationError('endpoint is not a valid URL; it must include the scheme http:// or https://', 'endpoint');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError('endpoint must use the scheme http:// or https://', 'endpoint');
-  if (!url.hostname) throw new ValidationError('endpoint has no host', 'endpoint');
-  if (url.username !== '' || url.password !== '') {
-    throw new ValidationError('endpoint may not contain a user name or password; give access_key_id and secret_access_key', 'endpoint');
-  }
+  const url = new URL(httpUrl('endpoint', raw));
   if (url.search !== '' || url.hash !== '') throw new ValidationError('endpoint may not have a query or a fragment', 'endpoint');
   return url.href.replace(/\/+$/, '');
 }
