@@ -23,14 +23,16 @@ import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
+import { ListenerList } from './listener-list.js';
 import { createLogger, type LineLog, lineLogger, type Logger } from './logger.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { MonitorChecks } from './monitors/monitor-checks.js';
 import { MonitorScheduler } from './monitors/monitor-scheduler.js';
 import { MonitorService } from './monitors/monitor-service.js';
+import { type LifecycleStep, startSteps, stopSteps } from './service-lifecycle.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
-import { acquireDataLock, type DataLock } from './store/data-lock.js';
+import { acquireDataLock } from './store/data-lock.js';
 import type { FileStore } from './store/file-store.js';
 import { openFileStore } from './store/open-file-store.js';
 import { openStores } from './store/open-stores.js';
@@ -120,63 +122,22 @@ export interface Services {
   stop(graceMs?: number): Promise<number | undefined>;
 }
 
-/** The composition root shared by the headless server and the desktop app. */
+/** The composition root shared by the headless server and the desktop app: it builds, wires, and lists the start and stop. */
 export async function createServices(config: Readonly<Config>, deps: ServiceDeps = {}): Promise<Services> {
   const metrics = new ServiceMetrics();
   const log = typeof deps.log === 'function' ? lineLogger(deps.log) : deps.log ?? createLogger();
   const clock = deps.clock ?? systemClock;
   prepareDataDir(config.dataDir);
-  const lock: DataLock = acquireDataLock(config.dataDir);
-  const cleanups: Array<() => Promise<void>> = [];
+  const lock = acquireDataLock(config.dataDir);
+  // Started in this order, stopped in the reverse; what opens while building adds its own step.
+  const steps: LifecycleStep[] = [{ name: 'the data directory lock', stop: () => lock.release() }];
   try {
-    const files = openFileStore(config, (operation, seconds, failed) => metrics.storageOperation(operation, seconds, failed));
-    const { stores, settings } = await openStores({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      files,
-      loadSettings: async (store) => {
-        const loaded = new SettingsService(store, settingsFromConfig(config));
-        await loaded.load();
-        return loaded;
-      },
-      now: () => clock.now(),
-      log,
-    });
-    cleanups.push(() => stores.close());
-    await files.init();
-    if (config.objectStorage) log.info({ component: 'stores' }, `files in object storage: ${files.where}${config.objectStorage.endpoint ? ` at ${config.objectStorage.endpoint}` : ''}`);
-    // A cluster's nodes share the admin token and the key sealing job secrets; each keeps a copy in its data directory.
-    const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;
-    if (cluster) log.info({ component: 'stores' }, `PostgreSQL store: this node is ${cluster.node} of the cluster sharing it`);
-    // Every node must serve every node's images: a node that cannot see them refuses to start.
-    if (cluster) await proveFilesShared(files.markers(), stores.shared);
-    const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
-    const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
-
-    const egress = createEgressPolicy(
-      { allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan },
-      { resolve: deps.resolve },
-    );
-    settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-    const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }), onDenied: (denial) => metrics.egressDenied(denial) });
-    cleanups.push(() => proxy.close());
-    const egressProxyUrl = proxy.url;
-
-    const engine =
-      typeof deps.engine === 'function'
-        ? deps.engine({ proxyServer: egressProxyUrl, events: metrics.engineEvents })
-        : deps.engine ?? chromiumEngines(config, egressProxyUrl, log, metrics.engineEvents);
-
-    const accounts = new AccountService(stores.accounts, clock, {
-      dailyLimit: config.defaultDailyLimit,
-      monthlyLimit: config.defaultMonthlyLimit,
-    });
+    const { files, stores, settings, cluster, adminToken, secrets } = await openStorage(config, clock, log, metrics, steps);
+    const { egress, egressProxyUrl, engine } = await startEgress(config, deps, settings, log, metrics, steps);
+    const accounts = new AccountService(stores.accounts, clock, { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
     const destinations = new StorageDestinations({ store: stores.destinations, accounts: stores.accounts, secrets, clock });
     const quota = new QuotaService(stores.usage, clock);
-    const rateLimiter = new RateLimiter(clock, config.ratePerSecond);
-    const fileRateLimiter = new RateLimiter(clock, config.fileRatePerSecond);
-    const renderRateLimiter = new RateLimiter(clock, config.renderRatePerSecond);
     const webhooks = createWebhookService({
       store: stores.deliveries,
       policy: egress,
@@ -188,16 +149,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       onAttempt: (outcome) => metrics.webhookAttempt(outcome),
     });
     const endWebhooks = jobEndWebhooks(webhooks, stores.jobs, log);
-    const announceEnd = countEnd(metrics, (job) => endWebhooks.announce(job));
-    const ends = new EndWriteBehind({
-      store: stores.jobs,
-      log: log.child({ component: 'jobs' }),
-      onEnded: (job) => {
-        announceEnd(job);
-        jobs.ended(job);
-        monitorChecks.jobEnded(job);
-      },
-    });
+    // Told of each job's end once it is stored; the services built below subscribe.
+    const jobEnds = new ListenerList<JobRecord>();
+    jobEnds.subscribe((job) => metrics.jobEnded(job));
+    jobEnds.subscribe((job) => endWebhooks.announce(job));
+    const ends = new EndWriteBehind({ store: stores.jobs, log: log.child({ component: 'jobs' }), onEnded: (job) => jobEnds.emit(job) });
     const runner = new JobRunner({
       store: stores.jobs,
       files,
@@ -215,141 +171,182 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       uploads: new CustomerUploads({ destinations, policy: egress, log }),
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
-    const jobs = new JobService({
-      store: stores.jobs,
-      stats: stores.stats,
-      clock,
-      settings,
-      queue: runner.queue,
-      ends,
-      secrets,
-      jobSecrets: stores.jobSecrets,
-      pollEndsMs: cluster && CLUSTER_POLL_MS / 4,
-    });
-    const monitorChecks: MonitorChecks = new MonitorChecks({
-      store: stores.monitors,
-      accounts: stores.accounts,
-      keys: stores.keys,
-      jobs,
-      files,
-      webhooks,
-      charge: (account, count, create) => quota.chargeFor(account, count, create),
-      paramsOf: (monitor) => monitors.paramsOf(monitor),
-      clock,
-      log: log.child({ component: 'monitors' }),
-    });
-    const monitors: MonitorService = new MonitorService({
-      store: stores.monitors,
-      checks: monitorChecks,
-      secrets,
-      parseCapture: (body) => parseScreenshotParams(body),
-      minMinutes: () => settings.get().monitor_min_minutes ?? 1,
-      maxPerAccount: () => settings.get().monitors_per_account ?? 100,
-      clock,
-    });
-    const scheduler = new MonitorScheduler({
-      store: stores.monitors,
-      checks: monitorChecks,
-      clock,
-      log: log.child({ component: 'monitors' }),
-      pollMs: deps.monitorPollMs,
-      retentionMs: () => settings.get().retention_days * 86_400_000,
-      historyMs: () => settings.get().history_days * 86_400_000,
-    });
+    const queue = runner.queue;
+    const jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock, settings, queue, ends, secrets, jobSecrets: stores.jobSecrets, pollEndsMs: cluster && CLUSTER_POLL_MS / 4 });
+    jobEnds.subscribe((job) => jobs.ended(job));
+    const { monitors, monitorChecks, scheduler } = buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs });
+    jobEnds.subscribe((job) => monitorChecks.jobEnded(job));
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
-    let started = false;
-    let settingsPoll: NodeJS.Timeout | undefined;
-    let webhookPoll: NodeJS.Timeout | undefined;
     metrics.watch({
-      queue: () => runner.queue.stats(),
+      queue: () => queue.stats(),
       browsers: () => engine.browsers?.() ?? oneBrowser(engine.isReady()),
       webhookDeliveries: () => stores.deliveries.countByStatus(),
     });
 
+    let waiting: number | undefined;
+    let started = false;
+    steps.push(
+      compactAtStop(stores, log, (count) => (waiting = count)),
+      { name: 'the browser', start: () => engine.start(), stop: () => engine.close() },
+      // Secrets left by a stop between a job's end and their erasure go before any job runs.
+      { name: 'the job secrets sweep', start: () => logCount(log, 'jobs', stores.jobSecrets.sweep(), (n) => `erased the secrets of ${n} job(s) that had ended`) },
+      { name: 'the webhooks', start: () => webhooks.start(), stop: () => webhooks.stop() },
+      // Webhooks of ends stored just before the last stop; in a cluster, also those a dead node left.
+      { name: 'the webhooks due', start: () => logCount(log, 'webhooks', endWebhooks.recover(clock.now()), (n) => `queued the webhooks of ${n} job(s) that ended before the last stop`) },
+      { name: 'the job runner', start: () => runner.recover(), stop: (graceMs) => runner.stop(graceMs) },
+      { name: 'retention', start: () => retention.start(undefined, deps.firstSweepAfterMs), stop: () => retention.stop() },
+      // Comparisons a stop left undone, then the schedules: an occurrence missed while stopped runs once now.
+      { name: 'the monitor checks', start: () => logCount(log, 'monitors', monitorChecks.recover(), (n) => `compared ${n} check(s) left by the last stop`) },
+      { name: 'the monitor scheduler', start: () => scheduler.start(), stop: () => scheduler.stop() },
+      ...(cluster ? clusterPolls(settings, endWebhooks, clock, log) : []),
+      { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
+    );
     return {
-      config,
-      log,
-      clock,
-      stores,
-      files,
-      accounts,
-      keys,
-      quota,
-      rateLimiter,
-      fileRateLimiter,
-      renderRateLimiter,
-      settings,
-      jobs,
-      queue: runner.queue,
-      retention,
-      engine,
-      egress,
-      webhooks,
-      monitors,
-      destinations,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken,
+      rateLimiter: new RateLimiter(clock, config.ratePerSecond),
+      fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
+      renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
       idempotency: new IdempotentRequests({ store: stores.idempotency, clock, log }),
-      metrics,
-      egressProxyUrl,
-      adminToken,
       adminSessions: new AdminSessions(clock, () => adminToken),
       isReady: () => started && engine.isReady(),
       isStarted: () => started,
-      async start() {
-        await engine.start();
-        // Secrets left by a stop between a job's end and their erasure go before any job runs.
-        const swept = await stores.jobSecrets.sweep();
-        if (swept) log.info({ component: 'jobs' }, `erased the secrets of ${swept} job(s) that had ended`);
-        await runner.recover();
-        await webhooks.start();
-        // Webhooks of ends stored just before the last stop; in a cluster, also those a dead node left.
-        const due = await endWebhooks.recover(clock.now());
-        if (due) log.info({ component: 'webhooks' }, `queued the webhooks of ${due} job(s) that ended before the last stop`);
-        retention.start(undefined, deps.firstSweepAfterMs);
-        // Comparisons a stop left undone, then the schedules: an occurrence missed while stopped runs once now.
-        const settled = await monitorChecks.recover();
-        if (settled) log.info({ component: 'monitors' }, `compared ${settled} check(s) left by the last stop`);
-        scheduler.start();
-        if (cluster) {
-          // Another node's panel may change the settings: they reach this node within seconds.
-          settingsPoll = setInterval(() => void settings.refresh().catch((err: unknown) => log.warn({ component: 'settings', err }, 'could not read the settings')), SETTINGS_POLL_MS);
-          settingsPoll.unref();
-          webhookPoll = setInterval(
-            () => void endWebhooks.recover(clock.now() - WEBHOOK_DUE_GRACE_MS).catch((err: unknown) => log.warn({ component: 'webhooks', err }, 'could not read the webhooks due')),
-            WEBHOOK_DUE_POLL_MS,
-          );
-          webhookPoll.unref();
-        }
-        started = true;
-      },
+      start: () => startSteps(steps),
       async stop(graceMs = 10_000) {
-        started = false;
-        clearInterval(settingsPoll);
-        clearInterval(webhookPoll);
-        retention.stop();
-        await scheduler.stop();
-        await runner.stop(graceMs);
-        await webhooks.stop();
-        await engine.close().catch((err: unknown) => log.error({ component: 'capture', err }, 'closing the browser failed'));
-        await stores.compact().catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
-        const waiting = await stores.jobs.count({ status: UNFINISHED_STATUSES }).catch(() => undefined);
-        // The stores and the egress proxy.
-        for (const cleanup of cleanups) await cleanup().catch((err: unknown) => log.error({ err }, 'closing failed'));
-        lock.release();
+        await stopSteps(steps, log, graceMs);
         return waiting;
       },
     };
   } catch (err) {
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
-    lock.release();
+    await stopSteps(steps, log, 0);
     throw err;
   }
 }
 
-/** Counts a job's end, then passes it on. */
-function countEnd(metrics: ServiceMetrics, next: (job: JobRecord) => void): (job: JobRecord) => void {
-  return (job) => {
-    metrics.jobEnded(job);
-    next(job);
+/**
+ * The files, the stores and their settings, and what the nodes of a cluster share: the admin
+ * token and the key sealing job secrets (each node keeps a copy in its data directory).
+ */
+async function openStorage(config: Readonly<Config>, clock: Clock, log: Logger, metrics: ServiceMetrics, steps: LifecycleStep[]) {
+  const files = openFileStore(config, (operation, seconds, failed) => metrics.storageOperation(operation, seconds, failed));
+  const { stores, settings } = await openStores({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    files,
+    loadSettings: async (store) => {
+      const loaded = new SettingsService(store, settingsFromConfig(config));
+      await loaded.load();
+      return loaded;
+    },
+    now: () => clock.now(),
+    log,
+  });
+  steps.push({ name: 'the stores', stop: () => stores.close() });
+  await files.init();
+  if (config.objectStorage) log.info({ component: 'stores' }, `files in object storage: ${files.where}${config.objectStorage.endpoint ? ` at ${config.objectStorage.endpoint}` : ''}`);
+  const cluster = stores.backend === 'postgres' ? { node: `${os.hostname()}-${crypto.randomBytes(4).toString('hex')}` } : undefined;
+  if (cluster) log.info({ component: 'stores' }, `PostgreSQL store: this node is ${cluster.node} of the cluster sharing it`);
+  // Every node must serve every node's images: a node that cannot see them refuses to start.
+  if (cluster) await proveFilesShared(files.markers(), stores.shared);
+  const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
+  const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
+  return { files, stores, settings, cluster, adminToken, secrets };
+}
+
+/** The egress guard (following the settings), its proxy, and the capture engine behind it. */
+async function startEgress(config: Readonly<Config>, deps: ServiceDeps, settings: SettingsService, log: Logger, metrics: ServiceMetrics, steps: LifecycleStep[]) {
+  const egress = createEgressPolicy({ allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan }, { resolve: deps.resolve });
+  settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
+  const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }), onDenied: (denial) => metrics.egressDenied(denial) });
+  steps.push({ name: 'the egress proxy', stop: () => proxy.close() });
+  const events = metrics.engineEvents;
+  const engine =
+    typeof deps.engine === 'function' ? deps.engine({ proxyServer: proxy.url, events }) : deps.engine ?? chromiumEngines(config, proxy.url, log, events);
+  return { egress, egressProxyUrl: proxy.url, engine };
+}
+
+interface MonitorParts {
+  stores: Stores;
+  jobs: JobService;
+  files: FileStore;
+  webhooks: WebhookService;
+  quota: QuotaService;
+  secrets: SecretBox;
+  settings: SettingsService;
+  clock: Clock;
+  log: Logger;
+  pollMs: number | undefined;
+}
+
+/** Monitors: their service, their checks (ordinary jobs) and the scheduler that runs them. */
+function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs }: MonitorParts) {
+  const monitorLog = log.child({ component: 'monitors' });
+  // The checks and the service need each other (a check reads its monitor's capture; the service runs a check now): a cycle kept inside the monitors.
+  const monitorChecks: MonitorChecks = new MonitorChecks({
+    store: stores.monitors,
+    accounts: stores.accounts,
+    keys: stores.keys,
+    jobs,
+    files,
+    webhooks,
+    charge: (account, count, create) => quota.chargeFor(account, count, create),
+    paramsOf: (monitor) => monitors.paramsOf(monitor),
+    clock,
+    log: monitorLog,
+  });
+  const monitors: MonitorService = new MonitorService({
+    store: stores.monitors,
+    checks: monitorChecks,
+    secrets,
+    parseCapture: (body) => parseScreenshotParams(body),
+    minMinutes: () => settings.get().monitor_min_minutes ?? 1,
+    maxPerAccount: () => settings.get().monitors_per_account ?? 100,
+    clock,
+  });
+  const scheduler = new MonitorScheduler({
+    store: stores.monitors,
+    checks: monitorChecks,
+    clock,
+    log: monitorLog,
+    pollMs,
+    retentionMs: () => settings.get().retention_days * 86_400_000,
+    historyMs: () => settings.get().history_days * 86_400_000,
+  });
+  return { monitors, monitorChecks, scheduler };
+}
+
+/** Cluster mode: another node's panel may change the settings, and a dead node may leave webhooks due; a node reads both again every few seconds. */
+function clusterPolls(settings: SettingsService, endWebhooks: ReturnType<typeof jobEndWebhooks>, clock: Clock, log: Logger): LifecycleStep[] {
+  const every = (name: string, ms: number, read: () => Promise<unknown>, failed: string): LifecycleStep => {
+    let timer: NodeJS.Timeout | undefined;
+    return {
+      name,
+      start: () => {
+        timer = setInterval(() => void read().catch((err: unknown) => log.warn({ component: name, err }, failed)), ms);
+        timer.unref();
+      },
+      stop: () => clearInterval(timer),
+    };
+  };
+  return [
+    every('settings', SETTINGS_POLL_MS, () => settings.refresh(), 'could not read the settings'),
+    every('webhooks', WEBHOOK_DUE_POLL_MS, () => endWebhooks.recover(clock.now() - WEBHOOK_DUE_GRACE_MS), 'could not read the webhooks due'),
+  ];
+}
+
+/** Logs how many things a start step found left over, when it found any. */
+async function logCount(log: Logger, component: string, counted: Promise<number>, message: (count: number) => string): Promise<void> {
+  const count = await counted;
+  if (count) log.info({ component }, message(count));
+}
+
+/** Stopped after everything that writes to the stores, before they close: compacts them and counts the jobs left waiting. */
+function compactAtStop(stores: Stores, log: Logger, waiting: (count: number | undefined) => void): LifecycleStep {
+  return {
+    name: 'the stores compaction',
+    stop: async () => {
+      await stores.compact().catch((err: unknown) => log.error({ component: 'stores', err }, 'compacting the stores failed'));
+      waiting(await stores.jobs.count({ status: UNFINISHED_STATUSES }).catch(() => undefined));
+    },
   };
 }
 
