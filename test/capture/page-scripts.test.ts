@@ -84,10 +84,17 @@ describe('page scripts in Chromium', () => {
 
   it('serialises the page with its doctype, as playwright does', async () => {
     const target = await open('/small.html');
-    const html = await documentSource(target.driver);
-    expect(html.startsWith('<!DOCTYPE html><html>')).toBe(true);
+    const html = await documentSource(target.driver, 5_000_000);
+    expect(html?.startsWith('<!DOCTYPE html><html>')).toBe(true);
     expect(html).toContain('<h1 id="title">Hello from the fixture</h1>');
     expect(html).toBe(await target.page.content());
+  });
+
+  it('gives no source longer than its bound, measured in the page', async () => {
+    const target = await open('/small.html');
+    const length = (await target.page.content()).length;
+    expect(await documentSource(target.driver, length - 1)).toBeNull();
+    expect(await documentSource(target.driver, length)).not.toBeNull();
   });
 
   it('reports an exception thrown in the page as an error', async () => {

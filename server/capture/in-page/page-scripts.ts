@@ -229,8 +229,9 @@ export function pageFacts(): PageFacts {
 }
 
 /**
- * The length in UTF-16 units of the document's markup as DOM.getOuterHTML serialises it: the
- * root element's and every comment's beside it (a doctype is short). The page serialises its
+ * The length in UTF-16 units of the document's markup as DOM.getOuterHTML serialises it, or a
+ * little less (never more): the root element's, every comment's beside it, and the doctype's
+ * name (its rare public and system ids left out). The page serialises its
  * elements itself, so nothing of it crosses but a number. No function a page may replace is
  * called but the serialiser itself.
  */
@@ -241,7 +242,7 @@ export function sourceLength(): number {
     const node = nodes[i];
     if (node.nodeType === Node.ELEMENT_NODE) length += (node as Element).outerHTML.length;
     else if (node.nodeType === Node.COMMENT_NODE) length += (node as Comment).data.length + 7;
-    else length += 64;
+    else if (node.nodeType === Node.DOCUMENT_TYPE_NODE) length += (node as DocumentType).name.length + 11;
   }
   return length;
 }
