@@ -193,10 +193,16 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'the webhooks', start: () => webhooks.start(), stop: () => webhooks.stop() },
       // Webhooks of ends stored just before the last stop; in a cluster, also those a dead node left.
       { name: 'the webhooks due', start: () => logCount(log, 'webhooks', endWebhooks.recover(clock.now()), (n) => `queued the webhooks of ${n} job(s) that ended before the last stop`) },
+      // Comparisons a stop left undone. Before the runner, so at a stop it waits for the comparisons
+      // of the jobs the runner ends meanwhile.
+      {
+        name: 'the monitor checks',
+        start: () => logCount(log, 'monitors', monitorChecks.recover(), (n) => `compared ${n} check(s) left by the last stop`),
+        stop: () => monitorChecks.stop(),
+      },
       { name: 'the job runner', start: () => runner.recover(), stop: (graceMs) => runner.stop(graceMs) },
       { name: 'retention', start: () => retention.start(undefined, deps.firstSweepAfterMs), stop: () => retention.stop() },
-      // Comparisons a stop left undone, then the schedules: an occurrence missed while stopped runs once now.
-      { name: 'the monitor checks', start: () => logCount(log, 'monitors', monitorChecks.recover(), (n) => `compared ${n} check(s) left by the last stop`) },
+      // Then the schedules: an occurrence missed while stopped runs once now.
       { name: 'the monitor scheduler', start: () => scheduler.start(), stop: () => scheduler.stop() },
       ...(cluster ? clusterPolls(settings, endWebhooks, clock, log) : []),
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },

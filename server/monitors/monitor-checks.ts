@@ -53,6 +53,9 @@ class SkipReason extends ValidationError {}
 export class MonitorChecks {
   /** One monitor's comparisons take turns, in the order their jobs end. */
   private readonly turns = new SerialByKey();
+  /** Comparisons under way, which stop() waits for. */
+  private readonly settling = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(private readonly deps: MonitorChecksDeps) {}
 
@@ -114,9 +117,26 @@ export class MonitorChecks {
     return jobs;
   }
 
-  /** Called once a job's end is stored (on the node that ran it): settles its check, if it is one. Not awaited; a failure is logged. */
+  /**
+   * Called once a job's end is stored (on the node that ran it): settles its check, if it is one.
+   * Not awaited; a failure is logged. After stop() the check stays pending, compared at the next
+   * start (recover).
+   */
   jobEnded(job: JobRecord): void {
-    this.settle(job).catch((err: unknown) => this.deps.log.error({ job_id: job._id, err }, 'could not compare the check; it is compared again at the next start'));
+    if (this.stopped) return;
+    const settling = this.settle(job)
+      .catch((err: unknown) => this.deps.log.error({ job_id: job._id, err }, 'could not compare the check; it is compared again at the next start'))
+      .finally(() => this.settling.delete(settling));
+    this.settling.add(settling);
+  }
+
+  /**
+   * Takes no more ends and waits for the comparisons under way, so none writes a diff picture or a
+   * check once the stores close.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.settling]);
   }
 
   /** Settles the checks a stop left pending whose jobs have ended since. Returns how many it settled. */
