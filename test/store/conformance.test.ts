@@ -2,56 +2,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 
-import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
-import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import { EmailTakenError, type Stores } from '../../server/store/stores.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { describeOnEachStore } from '../helpers/store-backends.js';
 import { deliveryDoc, jobRecord, newAccount, newKey, waitingJob } from './conformance-records.js';
-
-/** Where a backend keeps one case's data: opened empty, and opened again on the same data. */
-interface Place {
-  open(): Promise<Stores>;
-  /** PostgreSQL: the database's URL (as the superuser). */
-  url?: string;
-}
-
-interface Backend {
-  /** A new, empty place. */
-  place(): Promise<Place>;
-  stop(): Promise<void>;
-}
-
-/** NeDB files in a fresh temporary directory per case. */
-async function nedb(): Promise<Backend> {
-  const dirs: string[] = [];
-  return {
-    async place() {
-      const dir = await tempDir('sa-conformance-');
-      dirs.push(dir);
-      return { open: () => openNedbStores(dir, silentLogger) };
-    },
-    async stop() {
-      await Promise.all(dirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
-    },
-  };
-}
-
-/** One PostgreSQL server for the file, a fresh database per case. */
-async function postgres(): Promise<Backend> {
-  const server = await startPostgres();
-  return {
-    async place() {
-      const url = await server.createDatabase();
-      return { url, open: () => openPgStores(url, silentLogger) };
-    },
-    stop: () => server.stop(),
-  };
-}
 
 const ids = (records: ReadonlyArray<{ _id: string }>) => records.map((r) => r._id);
 const sortedIds = (records: ReadonlyArray<{ _id: string }>) => ids(records).sort();
@@ -62,33 +18,11 @@ const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 2, 10, 12);
 
-describe.each([
-  { name: 'nedb', start: nedb },
-  { name: 'postgres', start: postgres },
-])('the $name stores', ({ name, start }) => {
-  let backend: Backend;
-  let place: Place;
+describeOnEachStore('the $name stores', (store) => {
+  const { name, open } = store;
   let stores: Stores;
-  /** Every Stores a case opened, closed after it. */
-  const opened: Stores[] = [];
-  const open = async () => {
-    const s = await place.open();
-    opened.push(s);
-    return s;
-  };
-
-  beforeAll(async () => {
-    backend = await start();
-  });
-  afterAll(async () => {
-    await backend?.stop();
-  });
-  beforeEach(async () => {
-    place = await backend.place();
-    stores = await open();
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((s) => s.close()));
+  beforeEach(() => {
+    stores = store.stores;
   });
 
   it(`says it is the ${name} backend`, () => {
@@ -424,7 +358,7 @@ describe.each([
       await stores.jobSecrets.put([{ id: job._id, sealed }]);
       await stores.jobSecrets.put([{ id: after._id, sealed: `v1.${crypto.randomBytes(48).toString('base64url')}` }]);
       await stores.jobs.insert([before, job, after]);
-      const client = new pg.Client({ connectionString: place.url });
+      const client = new pg.Client({ connectionString: store.url });
       await client.connect();
       try {
         /** The files of every relation of this database (tables, indexes, TOAST), as they are on disk. */

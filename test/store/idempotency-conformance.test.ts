@@ -1,45 +1,10 @@
-import fs from 'node:fs/promises';
+import { beforeEach, expect, it } from 'vitest';
 
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-
-import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
-import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import type { IdempotencyRecord } from '../../server/store/records/idempotency-record.js';
 import type { Stores } from '../../server/store/stores.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { describeOnEachStore } from '../helpers/store-backends.js';
 
 // The idempotency store, one suite over both backends (as test/store/conformance.test.ts for the others).
-
-interface Backend {
-  /** A fresh, empty place; `open` may be called again on it (a second node, or a restart). */
-  place(): Promise<{ open(): Promise<Stores> }>;
-  stop(): Promise<void>;
-}
-
-async function nedb(): Promise<Backend> {
-  const dirs: string[] = [];
-  return {
-    async place() {
-      const dir = await tempDir('sa-idempotency-');
-      dirs.push(dir);
-      return { open: () => openNedbStores(dir, silentLogger) };
-    },
-    stop: async () => void (await Promise.all(dirs.map((dir) => fs.rm(dir, { recursive: true, force: true })))),
-  };
-}
-
-async function postgres(): Promise<Backend> {
-  const server = await startPostgres();
-  return {
-    async place() {
-      const url = await server.createDatabase();
-      return { open: () => openPgStores(url, silentLogger) };
-    },
-    stop: () => server.stop(),
-  };
-}
 
 const T0 = Date.UTC(2026, 2, 10, 12);
 const MINUTE = 60_000;
@@ -58,33 +23,13 @@ const claimOf = (id: string, claim = 'c1', fields: Partial<IdempotencyRecord> = 
 
 const answer = { status: 201, body: { job_id: 'job_1', jobs: [{ job_id: 'job_1', device: 'desktop' }] } };
 
-describe.each([
+describeOnEachStore('the $name idempotency store', (store) => {
+  const { name, open } = store;
   // NeDB has one process per data directory (a lock file); PostgreSQL is shared by the nodes of a cluster.
-  { name: 'nedb', start: nedb, nodes: 1 },
-  { name: 'postgres', start: postgres, nodes: 2 },
-])('the $name idempotency store', ({ start, nodes }) => {
-  let backend: Backend;
-  let place: { open(): Promise<Stores> };
+  const nodes = name === 'postgres' ? 2 : 1;
   let stores: Stores;
-  const opened: Stores[] = [];
-  const open = async () => {
-    const s = await place.open();
-    opened.push(s);
-    return s;
-  };
-
-  beforeAll(async () => {
-    backend = await start();
-  });
-  afterAll(async () => {
-    await backend?.stop();
-  });
-  beforeEach(async () => {
-    place = await backend.place();
-    stores = await open();
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((s) => s.close()));
+  beforeEach(() => {
+    stores = store.stores;
   });
 
   it('stores a claim of a new key, and answers a second claim with the first, storing nothing', async () => {

@@ -1,45 +1,10 @@
-import fs from 'node:fs/promises';
+import { beforeEach, expect, it } from 'vitest';
 
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-
-import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
-import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import type { CheckRecord, MonitorRecord } from '../../server/store/records/monitor-record.js';
 import type { Stores } from '../../server/store/stores.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { describeOnEachStore } from '../helpers/store-backends.js';
 
 // The monitor store, one suite over both backends (as test/store/conformance.test.ts for the others).
-
-interface Backend {
-  /** Opens a fresh, empty place; `again` opens the same place once more (a second node, or a restart). */
-  place(): Promise<{ open(): Promise<Stores> }>;
-  stop(): Promise<void>;
-}
-
-async function nedb(): Promise<Backend> {
-  const dirs: string[] = [];
-  return {
-    async place() {
-      const dir = await tempDir('sa-monitors-');
-      dirs.push(dir);
-      return { open: () => openNedbStores(dir, silentLogger) };
-    },
-    stop: async () => void (await Promise.all(dirs.map((dir) => fs.rm(dir, { recursive: true, force: true })))),
-  };
-}
-
-async function postgres(): Promise<Backend> {
-  const server = await startPostgres();
-  return {
-    async place() {
-      const url = await server.createDatabase();
-      return { open: () => openPgStores(url, silentLogger) };
-    },
-    stop: () => server.stop(),
-  };
-}
 
 const T0 = Date.UTC(2026, 2, 10, 12);
 let n = 0;
@@ -91,32 +56,11 @@ function check(monitorId: string, at: number, fields: Partial<CheckRecord> = {})
   };
 }
 
-describe.each([
-  { name: 'nedb', start: nedb },
-  { name: 'postgres', start: postgres },
-])('the $name monitor store', ({ name, start }) => {
-  let backend: Backend;
-  let place: { open(): Promise<Stores> };
+describeOnEachStore('the $name monitor store', (store) => {
+  const { name, open } = store;
   let stores: Stores;
-  const opened: Stores[] = [];
-  const open = async () => {
-    const s = await place.open();
-    opened.push(s);
-    return s;
-  };
-
-  beforeAll(async () => {
-    backend = await start();
-  });
-  afterAll(async () => {
-    await backend?.stop();
-  });
-  beforeEach(async () => {
-    place = await backend.place();
-    stores = await open();
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((s) => s.close()));
+  beforeEach(() => {
+    stores = store.stores;
   });
 
   it("stores monitors, reads each back whole, lists an account's oldest first, and updates fields", async () => {
