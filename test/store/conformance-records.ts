@@ -4,6 +4,7 @@ import type { AccountRecord } from '../../server/store/records/account-record.js
 import type { DeliveryDoc } from '../../server/store/records/delivery-record.js';
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { KeyRecord } from '../../server/store/records/key-record.js';
+import type { MonitorRecord } from '../../server/store/records/monitor-record.js';
 
 // Records as the services write them, with every field a real one has, for the store
 // conformance suite; each case overrides what it is about.
@@ -113,6 +114,31 @@ export function deliveryDoc(fields: Partial<DeliveryDoc> = {}): DeliveryDoc {
     next_attempt_at: created_at,
     created_at,
     completed_at: null,
+    ...fields,
+  };
+}
+
+/** An hourly monitor of account `acc1`, due at once, with no secret fields. */
+export function monitorRecord(fields: Partial<MonitorRecord> = {}): MonitorRecord {
+  return {
+    _id: id('mon'),
+    account_id: 'acc1',
+    key_id: 'key1',
+    name: null,
+    request: { url: 'https://example.com/' },
+    secret_fields: [],
+    schedule: { every_minutes: 60 },
+    threshold: 0.001,
+    mask_selectors: [],
+    callback_url: null,
+    paused: false,
+    baseline: 'previous',
+    pinned_job_id: null,
+    next_run_at: 1,
+    failing: false,
+    base_url: 'http://127.0.0.1:8080',
+    created_at: 1,
+    updated_at: 1,
     ...fields,
   };
 }

@@ -7,28 +7,10 @@ import { silentLogger } from '../../server/logger.js';
 import { MONITOR_SECRETS_DIR } from '../../server/store/nedb/monitor-secret-files.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { monitorRecord } from './conformance-records.js';
 
-const monitor = (id: string, fields: Record<string, unknown>) => ({
-  _id: id,
-  account_id: 'acc1',
-  key_id: 'key1',
-  name: null,
-  request: { url: 'https://example.com/' },
-  secret_fields: ['cookies'],
-  schedule: { every_minutes: 60 },
-  threshold: 0.001,
-  mask_selectors: [],
-  callback_url: null,
-  paused: false,
-  baseline: 'previous',
-  pinned_job_id: null,
-  next_run_at: 1,
-  failing: false,
-  base_url: 'http://127.0.0.1:8080',
-  created_at: 1,
-  updated_at: 1,
-  ...fields,
-});
+// As earlier versions wrote it, with `sealed_secrets` in the record.
+const monitor = (id: string, fields: Record<string, unknown>) => ({ ...monitorRecord({ _id: id, secret_fields: ['cookies'] }), ...fields });
 
 describe('a data directory from before monitor secrets were kept apart', () => {
   it('moves them out of monitors.db on open, leaving no line of it holding one, and removes files no monitor names', async () => {

@@ -8,12 +8,11 @@ import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { importDataDir } from '../../server/store/pg/pg-import.js';
 import { PgMonitorStore } from '../../server/store/pg/pg-monitor-store.js';
 import { createPool } from '../../server/store/pg/pg-pool.js';
-import type { MonitorRecord } from '../../server/store/records/monitor-record.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startTestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from '../monitors/changing-page.js';
-import { newAccount } from './conformance-records.js';
+import { monitorRecord, newAccount } from './conformance-records.js';
 
 // A monitor's options too large for its record, in a cluster's database: kept in monitor_secrets with its secrets.
 
@@ -76,27 +75,7 @@ describe('a monitor with 64 KB of styles and of scripts on PostgreSQL', () => {
     try {
       const stores = await openNedbStores(dir, silentLogger);
       const account = await stores.accounts.insert(newAccount());
-      const monitor: MonitorRecord = {
-        _id: 'mon_options',
-        account_id: account._id,
-        key_id: 'key1',
-        name: null,
-        request: { url: 'https://example.com/' },
-        secret_fields: [],
-        sealed_options: ['styles'],
-        schedule: { every_minutes: 60 },
-        threshold: 0.001,
-        mask_selectors: [],
-        callback_url: null,
-        paused: false,
-        baseline: 'previous',
-        pinned_job_id: null,
-        next_run_at: 1,
-        failing: false,
-        base_url: 'http://127.0.0.1:8080',
-        created_at: 1,
-        updated_at: 1,
-      };
+      const monitor = monitorRecord({ _id: 'mon_options', account_id: account._id, sealed_options: ['styles'] });
       await stores.monitors.insert(monitor, 'v1.sealed-options', 100);
       await stores.compact();
       await stores.close();

@@ -8,10 +8,9 @@ import { migrate, MIGRATIONS } from '../../server/store/pg/migrations.js';
 import { importDataDir } from '../../server/store/pg/pg-import.js';
 import { PgMonitorStore } from '../../server/store/pg/pg-monitor-store.js';
 import { createPool } from '../../server/store/pg/pg-pool.js';
-import type { MonitorRecord } from '../../server/store/records/monitor-record.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { newAccount } from './conformance-records.js';
+import { monitorRecord, newAccount } from './conformance-records.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -47,26 +46,7 @@ describe('a cluster database from before monitor secrets were kept apart', () =>
     try {
       const stores = await openNedbStores(dir, silentLogger);
       const account = await stores.accounts.insert(newAccount());
-      const monitor: MonitorRecord = {
-        _id: 'mon_imported',
-        account_id: account._id,
-        key_id: 'key1',
-        name: null,
-        request: { url: 'https://example.com/' },
-        secret_fields: ['cookies'],
-        schedule: { every_minutes: 60 },
-        threshold: 0.001,
-        mask_selectors: [],
-        callback_url: null,
-        paused: false,
-        baseline: 'previous',
-        pinned_job_id: null,
-        next_run_at: 1,
-        failing: false,
-        base_url: 'http://127.0.0.1:8080',
-        created_at: 1,
-        updated_at: 1,
-      };
+      const monitor = monitorRecord({ _id: 'mon_imported', account_id: account._id, secret_fields: ['cookies'] });
       await stores.monitors.insert(monitor, 'v1.imported-sealed', 100);
       await stores.compact();
       await stores.close();
