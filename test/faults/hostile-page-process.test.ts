@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { HUGE, startHugeMessagePages } from '../fixtures/huge-message-pages.js';
-import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { type ServeProcess, serveWithKey } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // The service in a process of its own, as it runs in production: a page that makes a DevTools
@@ -21,18 +20,9 @@ beforeAll(async () => {
   pages = await startHugeMessagePages();
   origin = pages.origin;
   dir = await tempDir('sa-hostile-');
-  proc = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1']);
-  const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
-  const admin = async (route: string, body: unknown) =>
-    (
-      await fetch(`${proc.url}/admin/api${route}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-    ).json();
-  const account = await admin('/accounts', { email: 'hostile@example.test', email_verified: true });
-  key = (await admin(`/accounts/${account.id}/keys`, { name: 'k' })).key;
+  const served = await serveWithKey(['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1'], 'hostile@example.test');
+  proc = served;
+  key = served.key;
 }, 60_000);
 
 afterAll(async () => {

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { MAX_RUNS_AFTER_A_STOP } from '../../server/jobs/job-run.js';
 import { silentLogger } from '../../server/logger.js';
 import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
-import { serve, type ServeProcess } from '../helpers/cli-process.js';
+import { adminCall, serve, type ServeProcess, serveWithKey } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { type Receiver,startReceiver } from '../webhooks/receiver.js';
 
@@ -60,20 +59,10 @@ let refusedBeforeKill = 0;
 describe('a server killed with SIGKILL while jobs are queued and running', () => {
   it('completes every job after a restart and loses no webhook', async () => {
     const args = ['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1'];
-    const first = await serve(args);
+    const first = await serveWithKey(args, 'fault-kill@example.test', 'fault');
     running.push(first);
-    const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
-    const admin = async (route: string, body?: unknown) =>
-      (
-        await fetch(`${first.url}/admin/api${route}`, {
-          method: body === undefined ? 'GET' : 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        })
-      ).json();
-    const account = await admin('/accounts', { email: 'fault-kill@example.test', email_verified: true });
-    const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'fault' });
-    const { secret } = await admin(`/accounts/${account.id}/webhook-secret`);
+    const { token, key } = first;
+    const { secret } = await first.admin(`/accounts/${first.accountId}/webhook-secret`);
 
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
@@ -155,19 +144,11 @@ describe('a job under way each time the server is killed', () => {
     const killerDir = await tempDir('sa-fault-killer-');
     try {
       const args = ['--data', killerDir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1'];
-      let proc = await serve(args);
+      const served = await serveWithKey(args, 'fault-killer@example.test', 'killer');
+      let proc: ServeProcess = served;
       running.push(proc);
-      const token = (await fs.readFile(path.join(killerDir, 'admin-token'), 'utf8')).trim();
-      const admin = async (url: string, route: string, body?: unknown) =>
-        (
-          await fetch(`${url}/admin/api${route}`, {
-            method: body === undefined ? 'GET' : 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: body === undefined ? undefined : JSON.stringify(body),
-          })
-        ).json();
-      const account = await admin(proc.url, '/accounts', { email: 'fault-killer@example.test', email_verified: true });
-      const { key } = await admin(proc.url, `/accounts/${account.id}/keys`, { name: 'killer' });
+      const { token, key } = served;
+      const admin = (url: string, route: string, body?: unknown) => adminCall(url, token, route, body);
       const post = async (url: string, body: unknown) => {
         const res = await fetch(`${url}/v1/screenshot`, {
           method: 'POST',

@@ -1,4 +1,5 @@
 import { type ChildProcess,spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -48,4 +49,44 @@ export function runCli(args: string[]): Promise<{ code: number | null; stdout: s
     child.stderr.on('data', (d) => (stderr += d));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The admin token the served process wrote in its data directory. */
+export async function adminToken(dataDir: string): Promise<string> {
+  return (await fs.readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();
+}
+
+/** Calls a served process's admin API with its token: a POST of `body` as JSON when given, a GET otherwise; the parsed answer. */
+export async function adminCall(url: string, token: string, route: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}/admin/api${route}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return res.json();
+}
+
+export interface ServeWithKey extends ServeProcess {
+  /** The data directory's admin token. */
+  token: string;
+  accountId: string;
+  /** An API key of the verified account made through the admin API. */
+  key: string;
+  /** `adminCall` on this process. */
+  admin(route: string, body?: unknown): Promise<any>;
+}
+
+/**
+ * `serve(args)` (which must name the data directory with `--data`), then a verified account
+ * with `email` and a key named `keyName` for it, made through the admin API with the token.
+ */
+export async function serveWithKey(args: string[], email: string, keyName = 'k'): Promise<ServeWithKey> {
+  const at = args.indexOf('--data');
+  if (at < 0) throw new Error('serveWithKey needs --data in its arguments, to read the admin token there');
+  const proc = await serve(args);
+  const token = await adminToken(args[at + 1]);
+  const admin = (route: string, body?: unknown) => adminCall(proc.url, token, route, body);
+  const account = await admin('/accounts', { email, email_verified: true });
+  const { key } = await admin(`/accounts/${account.id}/keys`, { name: keyName });
+  return { ...proc, token, accountId: account.id, key, admin };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { browserProcesses } from '../../bench/process-tree.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
-import { runCli, serve } from '../helpers/cli-process.js';
+import { adminToken, runCli, serve, serveWithKey } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 let fixtures: FixtureServer;
@@ -27,7 +27,7 @@ async function dataDir() {
 
 /** Job states through the admin API, so polling never meets the key's 10 requests per second. */
 async function jobStatuses(url: string, dir: string, ids: string[]) {
-  const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
+  const token = await adminToken(dir);
   return Promise.all(
     ids.map(async (id) => (await (await fetch(`${url}/admin/api/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()).status),
   );
@@ -124,18 +124,8 @@ describe('the headless server process', () => {
   it('completes every queued job after being killed with SIGKILL and restarted', async () => {
     const dir = await dataDir();
     const args = ['--data', dir, '--egress-allow', '127.0.0.1/32', '--concurrency', '1'];
-    const first = await serve(args);
-    const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
-    const adminCall = async (route: string, body: unknown) =>
-      (
-        await fetch(`${first.url}/admin/api${route}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        })
-      ).json();
-    const account = await adminCall('/accounts', { email: 'kill@example.test', email_verified: true });
-    const { key } = await adminCall(`/accounts/${account.id}/keys`, { name: 'k' });
+    const first = await serveWithKey(args, 'kill@example.test');
+    const { key } = first;
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await fetch(`${first.url}/v1/screenshot`, {
