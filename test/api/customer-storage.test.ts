@@ -2,14 +2,13 @@
 // destination (its secret never answered, never logged, sealed at rest), a v1 request asks for
 // an upload, and the completed job and its webhook say where the image went. A destination the
 // guard denies, or one that is down, is a warning on a completed job whose picture is served.
-import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { filesHolding } from '../helpers/files-under.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { startUploadBucketServer, type UploadBucketServer } from '../helpers/upload-bucket.js';
 
@@ -60,16 +59,6 @@ const destination = (fields: Record<string, unknown> = {}) => ({
   path_style: true,
   ...fields,
 });
-
-async function filesHolding(dir: string, needle: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    if ((await fs.readFile(file)).includes(needle)) found.push(file);
-  }
-  return found;
-}
 
 async function webhookOf(jobId: string): Promise<{ type: string; data: Record<string, unknown> }> {
   await expect.poll(() => hooks.some((h) => h.includes(jobId)), { timeout: 30_000 }).toBe(true);

@@ -11,6 +11,7 @@ import { SecretBox } from '../../server/crypto/secret-box.js';
 import { SECRET_KEY_FILE } from '../../server/store/data-dir.js';
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { runCli } from '../helpers/cli-process.js';
+import { filesUnder } from '../helpers/files-under.js';
 import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';
 
 let fixtures: FixtureServer;
@@ -216,17 +217,6 @@ describe('job secrets and backups', () => {
     cookies: [{ name: 'sid', value: SECRETS[1] }],
     http_auth: { username: 'reader', password: SECRETS[2] },
   });
-
-  /** Every file under `dir`, recursively. */
-  async function filesUnder(dir: string): Promise<string[]> {
-    const out: string[] = [];
-    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) out.push(...(await filesUnder(full)));
-      else if (entry.isFile()) out.push(full);
-    }
-    return out;
-  }
 
   /** What every sealed value in the files under `dir` opens to with `box` (values sealed under another key are skipped). */
   async function openedValues(dir: string, box: SecretBox): Promise<Array<{ file: string; value: string }>> {

@@ -3,7 +3,6 @@
 // database's files never hold the secret or the access key id).
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,21 +15,10 @@ import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import type { Stores } from '../../server/store/stores.js';
 import { systemClock } from '../../server/time.js';
 import { StorageDestinations } from '../../server/uploads/destinations.js';
+import { filesHolding } from '../helpers/files-under.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { newAccount } from './conformance-records.js';
-
-/** Every file under `dir` holding `needle`. */
-async function filesHolding(dir: string, needle: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    const data = await fs.readFile(file).catch(() => Buffer.alloc(0));
-    if (data.includes(needle)) found.push(file);
-  }
-  return found;
-}
 
 const credentials = () => ({
   access_key_id: `AKIA${crypto.randomBytes(8).toString('hex').toUpperCase()}`,
