@@ -1,21 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { risingClock } from '../helpers/rising-clock.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, tempDir, testServerForFile } from '../helpers/test-server.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  // Lists newest first by creation time: jobs posted one after another must be stamped in that
-  // order even when a fast machine creates them in one millisecond.
-  server = await startTestServer({}, { clock: risingClock() });
-});
-afterAll(async () => {
-  await server?.close();
-});
+// Lists newest first by creation time: jobs posted one after another must be stamped in that
+// order even when a fast machine creates them in one millisecond.
+const server = testServerForFile({}, { clock: risingClock() });
 
 describe('admin API access', () => {
   it('answers 401 without the admin token and with a wrong one', async () => {

@@ -1,18 +1,11 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { testServerForFile } from '../helpers/test-server.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = testServerForFile();
 
 /** GET `path` through `agent`; resolves with the answer's status, its Keep-Alive header and the socket it came on. */
 function get(agent: http.Agent, path: string): Promise<{ status: number; keepAlive: string | undefined; socket: Socket }> {

@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { stillClock } from '../helpers/still-clock.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { testServerForFile } from '../helpers/test-server.js';
 
 // A JSON-RPC batch (the transport takes up to 100 messages in one POST) against the per-account
 // requests per second: each request in it counts as if it had come alone.
 
 const time = stillClock();
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({ ratePerSecond: 3 }, { clock: time.clock });
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = testServerForFile({ ratePerSecond: 3 }, { clock: time.clock });
 
 const REFUSAL = 'Rate limit exceeded: Too many requests: the limit is 3 requests per second per account';
 

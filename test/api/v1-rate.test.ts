@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { stillClock } from '../helpers/still-clock.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { testServerForFile } from '../helpers/test-server.js';
 
 const time = stillClock();
-let server: TestServer;
-
-beforeAll(async () => {
-  // Not the default 10: the refusal must name the rate the service was started with.
-  server = await startTestServer({ ratePerSecond: 3 }, { clock: time.clock });
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-});
+// Not the default 10: the refusal must name the rate the service was started with.
+const server = testServerForFile({ ratePerSecond: 3 }, { clock: time.clock });
 
 describe('the per-account requests per second', () => {
   it('answers 429 past the configured rate and names that rate', async () => {

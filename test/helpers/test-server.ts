@@ -4,6 +4,7 @@ import { type Config,loadConfig } from '../../server/config.js';
 import { silentLogger } from '../../server/logger.js';
 import { type RunningServer,startServer } from '../../server/server.js';
 import type { ServiceDeps } from '../../server/services.js';
+import { forFile } from './for-file.js';
 import { tempDir } from './temp-dir.js';
 
 export { tempDir };
@@ -66,6 +67,14 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A test server started before the cases of the file (or block) that calls this and closed after
+ * them; the object returned stands for that server once it is started.
+ */
+export function testServerForFile(overrides: Partial<Config> = {}, deps: ServiceDeps = {}): TestServer {
+  return forFile(() => startTestServer(overrides, deps), (server) => server.close());
 }
 
 /** Polls a job until it has ended (or the time runs out). */

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { readiness } from '../../server/metrics/readiness.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { type TestServer,testServerForFile } from '../helpers/test-server.js';
 
 // The browsers' state comes from the engine; here a stand-in reports it over a real data directory and its stores.
 const over = (server: TestServer) => ({ filesDir: server.dataDir, stores: () => server.srv.services.stores.health() });
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ browsers: 1 });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = testServerForFile({ browsers: 1 });
 
 describe('readiness', () => {
   it('says which browsers are down when none is up', async () => {
