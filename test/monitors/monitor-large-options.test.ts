@@ -4,10 +4,11 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { backupDataDir, restoreDataDir } from '../../server/cli/backup.js';
-import type { Clock } from '../../server/time.js';
-import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';
-import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { forFile } from '../helpers/for-file.js';
+import { movableClock } from '../helpers/movable-clock.js';
+import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+import { startChangingPage } from './changing-page.js';
+import { restoredMonitor } from './restored-monitor.js';
 
 // A monitor's capture options a customer can make large (64 KB of styles and of scripts, 100
 // mask selectors of 1 KB) on a real server: kept apart from monitors.db's lines, as its secrets.
@@ -25,13 +26,7 @@ const scripts =
 /** 100 selectors of about 1 KB, each matching the page's clock. */
 const maskSelectors = Array.from({ length: 100 }, (_, i) => `#clock:not(.${'m'.repeat(1000)}${i})`);
 
-let page: ChangingPage;
-beforeAll(async () => {
-  page = await startChangingPage();
-});
-afterAll(async () => {
-  await page?.close();
-});
+const page = forFile(startChangingPage, (p) => p.close());
 
 /** The colour of one pixel of a picture, as [r, g, b]. */
 async function pixel(png: Buffer, x: number, y: number): Promise<number[]> {
@@ -41,8 +36,7 @@ async function pixel(png: Buffer, x: number, y: number): Promise<number[]> {
 }
 
 describe('a monitor with 64 KB of styles and of scripts, run every minute', () => {
-  let offset = 0;
-  const clock: Clock & { advance(ms: number): void } = { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
+  const clock = movableClock();
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
@@ -100,17 +94,8 @@ describe('a monitor with 64 KB of styles and of scripts, run every minute', () =
 
 describe('a monitor with large options restored from a backup, which keeps none of them', () => {
   it('fails its checks naming the options no longer kept, until they are given again', async () => {
-    let offset = 0;
-    const clock: Clock & { advance(ms: number): void } = { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
-    const dataDir = path.join(await tempDir('sa-monitor-options-backup-'), 'data');
-    const server = await startTestServer({ dataDir, ratePerSecond: 1000 });
-    const { key } = await server.account();
-    const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, styles, scripts })).json();
-    const archive = path.join(await tempDir(), 'data.tar.gz');
-    await backupDataDir(dataDir, archive);
-    await server.close();
-    const target = path.join(await tempDir(), 'restored');
-    await restoreDataDir(archive, target);
+    const clock = movableClock();
+    const { target, key, monitor } = await restoredMonitor('sa-monitor-options-backup-', { url: page.url, schedule: { every_minutes: 1 }, styles, scripts });
 
     const restored = await startTestServer({ dataDir: target, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     try {

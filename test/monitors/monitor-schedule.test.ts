@@ -2,29 +2,19 @@ import fs from 'node:fs/promises';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Clock } from '../../server/time.js';
 import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
+import { forFile } from '../helpers/for-file.js';
+import { movableClock } from '../helpers/movable-clock.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
-import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { startChangingPage } from './changing-page.js';
 
 // Schedules with a clock the test moves: the real time plus an offset, so minutes pass at once.
 
 const MINUTE = 60_000;
 const POLL_MS = 50;
 
-function movableClock(): Clock & { advance(ms: number): void } {
-  let offset = 0;
-  return { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
-}
-
-let page: ChangingPage;
-beforeAll(async () => {
-  page = await startChangingPage();
-});
-afterAll(async () => {
-  await page?.close();
-});
+const page = forFile(startChangingPage, (p) => p.close());
 
 interface Check {
   job_id: string | null;

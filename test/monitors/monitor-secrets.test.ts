@@ -3,11 +3,13 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { backupDataDir, restoreDataDir } from '../../server/cli/backup.js';
 import { SecretBox } from '../../server/crypto/secret-box.js';
-import type { Clock } from '../../server/time.js';
-import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';
-import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { filesUnder } from '../helpers/files-under.js';
+import { forFile } from '../helpers/for-file.js';
+import { movableClock } from '../helpers/movable-clock.js';
+import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+import { startChangingPage } from './changing-page.js';
+import { restoredMonitor } from './restored-monitor.js';
 
 // A monitor's secret capture fields (html, cookies, credentials) on a real server and its data directory.
 
@@ -15,24 +17,7 @@ const MINUTE = 60_000;
 const POLL_MS = 50;
 const every = { every_minutes: 600 };
 
-let page: ChangingPage;
-beforeAll(async () => {
-  page = await startChangingPage();
-});
-afterAll(async () => {
-  await page?.close();
-});
-
-/** Every file under `dir`, recursively. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
-    else if (entry.isFile()) out.push(full);
-  }
-  return out;
-}
+const page = forFile(startChangingPage, (p) => p.close());
 
 /** Whether any file under `dir` holds `secret` in clear, or a value sealed under the directory's key that opens to it. */
 async function holds(dir: string, secret: string): Promise<string | null> {
@@ -97,18 +82,9 @@ describe("a monitor's secret fields in the data directory", () => {
 
 describe('a monitor restored from a backup, which holds no secret', () => {
   it('fails its checks saying its secrets are gone, one record for the run of them, until they are given again', async () => {
-    let offset = 0;
-    const clock: Clock & { advance(ms: number): void } = { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
+    const clock = movableClock();
     const cookies = [{ name: 'sid', value: 'c00kie-b4ckup-m0nitor' }];
-    const dataDir = path.join(await tempDir('sa-monitor-backup-'), 'data');
-    const server = await startTestServer({ dataDir, ratePerSecond: 1000 });
-    const { key } = await server.account();
-    const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, cookies })).json();
-    const archive = path.join(await tempDir(), 'data.tar.gz');
-    await backupDataDir(dataDir, archive);
-    await server.close();
-    const target = path.join(await tempDir(), 'restored');
-    await restoreDataDir(archive, target);
+    const { target, key, monitor } = await restoredMonitor('sa-monitor-backup-', { url: page.url, schedule: { every_minutes: 1 }, cookies });
     expect(await holds(target, cookies[0].value)).toBeNull();
 
     const restored = await startTestServer({ dataDir: target, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
