@@ -4,15 +4,13 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
-import { importDataDir } from '../../server/store/pg/pg-import.js';
 import { PgMonitorStore } from '../../server/store/pg/pg-monitor-store.js';
 import { createPool } from '../../server/store/pg/pg-pool.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startTestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from '../monitors/changing-page.js';
-import { monitorRecord, newAccount } from './conformance-records.js';
+import { importedMonitorSecrets } from './monitor-import.js';
 
 // A monitor's options too large for its record, in a cluster's database: kept in monitor_secrets with its secrets.
 
@@ -69,21 +67,7 @@ describe('a monitor with 64 KB of styles and of scripts on PostgreSQL', () => {
   }, 60_000);
 
   it('an import of a data directory copies the sealed options of a monitor without secrets into monitor_secrets', async () => {
-    const dir = await tempDir('sa-import-monitor-options-');
-    const url = await postgres.createDatabase();
-    const pool = createPool(url, silentLogger);
-    try {
-      const stores = await openNedbStores(dir, silentLogger);
-      const account = await stores.accounts.insert(newAccount());
-      const monitor = monitorRecord({ _id: 'mon_options', account_id: account._id, sealed_options: ['styles'] });
-      await stores.monitors.insert(monitor, 'v1.sealed-options', 100);
-      await stores.compact();
-      await stores.close();
-      await importDataDir(dir, url, silentLogger);
-      expect(await new PgMonitorStore(pool).secrets('mon_options')).toBe('v1.sealed-options');
-    } finally {
-      await pool.end();
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    const fields = { _id: 'mon_options', sealed_options: ['styles'] };
+    expect(await importedMonitorSecrets(postgres, 'sa-import-monitor-options-', fields, 'v1.sealed-options')).toBe('v1.sealed-options');
   });
 });

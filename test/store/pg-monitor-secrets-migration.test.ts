@@ -1,16 +1,11 @@
-import fs from 'node:fs/promises';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../server/logger.js';
-import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import { migrate, MIGRATIONS } from '../../server/store/pg/migrations.js';
-import { importDataDir } from '../../server/store/pg/pg-import.js';
 import { PgMonitorStore } from '../../server/store/pg/pg-monitor-store.js';
 import { createPool } from '../../server/store/pg/pg-pool.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp-dir.js';
-import { monitorRecord, newAccount } from './conformance-records.js';
+import { importedMonitorSecrets } from './monitor-import.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -40,21 +35,7 @@ describe('a cluster database from before monitor secrets were kept apart', () =>
   });
 
   it("an import of a data directory copies each monitor's sealed secrets into monitor_secrets", async () => {
-    const dir = await tempDir('sa-import-monitor-secrets-');
-    const url = await server.createDatabase();
-    const pool = createPool(url, silentLogger);
-    try {
-      const stores = await openNedbStores(dir, silentLogger);
-      const account = await stores.accounts.insert(newAccount());
-      const monitor = monitorRecord({ _id: 'mon_imported', account_id: account._id, secret_fields: ['cookies'] });
-      await stores.monitors.insert(monitor, 'v1.imported-sealed', 100);
-      await stores.compact();
-      await stores.close();
-      await importDataDir(dir, url, silentLogger);
-      expect(await new PgMonitorStore(pool).secrets('mon_imported')).toBe('v1.imported-sealed');
-    } finally {
-      await pool.end();
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    const fields = { _id: 'mon_imported', secret_fields: ['cookies'] };
+    expect(await importedMonitorSecrets(server, 'sa-import-monitor-secrets-', fields, 'v1.imported-sealed')).toBe('v1.imported-sealed');
   });
 });
