@@ -1,38 +1,10 @@
 import type { JobRecord } from '../../server/store/records/job-record.js';
 import type { JobChange, JobSecretStore, JobStore } from '../../server/store/stores.js';
+import { waitingJob } from '../store/conformance-records.js';
 
-/** A job waiting to run, with every field a stored one has; `fields` override. */
+/** A job waiting to run (the conformance suite's waitingJob), first in its account's turns; `fields` override. */
 export function pendingJob(fields: Partial<JobRecord> & { _id: string }): JobRecord {
-  return {
-    account_id: 'acc',
-    key_id: 'key',
-    batch_id: `batch-${fields._id}`,
-    url: 'https://example.com/',
-    device: 'desktop',
-    preset: 'desktop',
-    full_page: false,
-    googlebot: false,
-    viewport: { width: 1280, height: 800 },
-    format: 'png',
-    quality: null,
-    callback_url: null,
-    base_url: 'http://127.0.0.1:3000',
-    status: 'pending',
-    progress: 0,
-    created_at: 1_000,
-    started_at: null,
-    completed_at: null,
-    error: null,
-    image_file: null,
-    has_page_source: false,
-    truncated: false,
-    blocked_requests: 0,
-    attempts: 0,
-    duration_ms: null,
-    expired: false,
-    turn: 0,
-    ...fields,
-  };
+  return waitingJob({ batch_id: `batch-${fields._id}`, created_at: 1_000, turn: 0, ...fields });
 }
 
 const unused = (name: string) => () => Promise.reject(new Error(`FakeJobStore.${name} is not used by the job core`));
