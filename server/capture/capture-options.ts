@@ -2,8 +2,8 @@
 // resolved for the engine (camelCase, defaults applied where the pipeline needs them). Every
 // engine applies them the same way, through the capture pipeline (capture-pipeline.ts).
 
-/** When the page counts as loaded. */
-export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle';
+/** When the page counts as ready to capture. */
+export type WaitUntil = 'settled' | 'load' | 'domcontentloaded' | 'networkidle';
 
 /** A rectangle of the page in CSS pixels. */
 export interface ClipRect {
@@ -27,8 +27,10 @@ export interface CaptureCookie {
 }
 
 export interface CaptureOptions {
-  /** @default 'load' */
+  /** @default 'settled' for a picture, 'load' for a PDF */
   waitUntil?: WaitUntil;
+  /** `settled`: the longest wait for the page to settle after load, ms. @default SETTLE_TIMEOUT_DEFAULT_MS */
+  settleTimeoutMs?: number;
   /** Extra wait before the capture, ms. @default 0 */
   delayMs?: number;
   /** Wait until an element matching this is visible; fails with `Timed out waiting for selector <sel>`. */

@@ -2,7 +2,7 @@ import { expandScrollingContainer, renderSkippedContent } from './in-page/page-s
 import { dismissConsentDialogs, prepareConsentDialogs } from './options/consent-dialogs.js';
 import { serveDocument } from './options/html-document.js';
 import { resizeImage } from './options/image-size.js';
-import { beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS } from './options/option-steps.js';
+import { beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, selectorClip } from './options/option-steps.js';
 import { omitBackground } from './options/page-background.js';
 import { blockRequests } from './options/request-blocking.js';
 import { retakeIfBlank } from './outputs/capture-warnings.js';
@@ -14,6 +14,8 @@ import { evaluate } from './pipeline/page-driver.js';
 import { navigate, onFinalDocument, preparePage } from './pipeline/page-navigation.js';
 import { A4_POINTS } from './pipeline/page-pdf.js';
 import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from './pipeline/quiet-network.js';
+import { waitUntilSettled } from './pipeline/settle.js';
+import { SETTLE_TIMEOUT_DEFAULT_MS } from './pipeline/settle-report.js';
 import { navigationTimeLeft, together, when, withinCaptureTime, withinNavigationTime } from './pipeline/step-combinators.js';
 import { printOnce, screenshotOnce } from './pipeline/take-picture.js';
 
@@ -42,6 +44,7 @@ export const CAPTURE_STEPS: readonly CaptureStep[] = [
   reportProgress(40),
   withinCaptureTime(
     hideConsentDialogs,
+    when(waitsToSettle, waitForPageToSettle),
     applyOptionsBeforePicture,
     when(isPdf, printToPdf),
     when(isPicture, countRequestsSoFar),
@@ -57,6 +60,16 @@ export const CAPTURE_STEPS: readonly CaptureStep[] = [
 
 function waitsPastDomContentLoaded({ asked }: Capture): boolean {
   return asked.waitUntil !== 'domcontentloaded';
+}
+
+/** `wait_until: settled`, which a picture waits for unless it asks otherwise (a PDF waits for `load`). */
+function waitsToSettle(capture: Capture): boolean {
+  return (capture.asked.waitUntil ?? (isPdf(capture) ? 'load' : 'settled')) === 'settled';
+}
+
+/** A settled picture is taken once, unless a click or a script may have set the page loading again. */
+function takesOnce(capture: Capture): boolean {
+  return capture.settle !== undefined && !capture.asked.clickSelector && !capture.asked.scripts;
 }
 
 function isPdf({ request }: Capture): boolean {
@@ -141,10 +154,11 @@ async function waitForLoadEvent(capture: Capture): Promise<void> {
   }
 }
 
-/** The requests in flight after load: all of them, or idleness for `networkidle`. */
+/** The requests in flight after load: all of them, or idleness for `networkidle` (a settled page's wait has its own). */
 async function waitForNetwork(capture: Capture): Promise<void> {
   const { traffic, request, options, asked } = capture;
   const { url, navigationTimeoutMs } = request;
+  if (waitsToSettle(capture)) return;
   if (asked.waitUntil === 'networkidle') {
     // Idle: no request in flight for NETWORK_IDLE_QUIET_MS, within what is left of the time-out.
     const idleLeft = Math.max(0, navigationTimeLeft(capture));
@@ -178,6 +192,20 @@ function reportProgress(progress: number): CaptureStep {
 /** `block_cookie_banners`: waits (a third of the capture time-out at most) for the refusal, then hides what is left. */
 async function hideConsentDialogs({ driver, request, asked }: Capture): Promise<void> {
   await dismissConsentDialogs(driver, asked, request.captureTimeoutMs / 3);
+}
+
+/**
+ * `wait_until: settled`: fonts loaded, the network quiet (connections open by design aside) and
+ * the picture of the area to capture no longer changing, within `settle_timeout` and half of
+ * what is left of the capture time-out (settle.ts). What it found goes into the verdict.
+ */
+async function waitForPageToSettle(capture: Capture): Promise<void> {
+  const { driver, frame, traffic, request, asked, deadline } = capture;
+  const capMs = Math.max(0, Math.min(asked.settleTimeoutMs ?? SETTLE_TIMEOUT_DEFAULT_MS, (deadline - Date.now()) / 2));
+  capture.settle = await onFinalDocument(frame, async () => {
+    const area = asked.clip ?? (asked.selector ? await selectorClip(driver, asked.selector).catch(() => null) : null);
+    return waitUntilSettled(driver, traffic, { capMs, dpr: request.preset.deviceScaleFactor, area });
+  });
 }
 
 /** Wait for a selector, click, script, styles, delay (option-steps.ts). */
@@ -216,7 +244,8 @@ async function printToPdf(capture: Capture): Promise<void> {
  */
 async function takeScreenshot(capture: Capture): Promise<void> {
   const { frame, traffic, requestsSeen } = capture;
-  capture.taken = await onFinalDocument(frame, () => takeOnceQuiet(traffic, requestsSeen, () => screenshotOnce(capture)));
+  const take = () => screenshotOnce(capture);
+  capture.taken = await onFinalDocument(frame, () => (takesOnce(capture) ? take() : takeOnceQuiet(traffic, requestsSeen, take)));
 }
 
 /** A blank picture of a page with requests in flight taken again once they are done (retakeIfBlank). */

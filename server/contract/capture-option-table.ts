@@ -54,6 +54,7 @@ export interface CaptureOptionEntry {
 /** The capture options, in the order a job's options and their view list them. */
 export const CAPTURE_OPTIONS = [
   { request: 'wait_until', option: 'waitUntil', kept: 'record' },
+  { request: 'settle_timeout', option: 'settleTimeoutMs', kept: 'record' },
   { request: 'delay', option: 'delayMs', kept: 'record' },
   { request: 'wait_for_selector', option: 'waitForSelector', kept: 'record', runOnly: 1 },
   { request: 'selector', option: 'selector', kept: 'record', runOnly: 2 },

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 
 import { EXTRACT_KINDS } from '../capture/outputs/extract-bounds.js';
+import { SETTLE_TIMEOUT_DEFAULT_MS, SETTLE_TIMEOUT_MAX_MS } from '../capture/pipeline/settle-report.js';
 import { Count, Device, ErrorBody, IsoSeconds, JobId, jobVariants, Nullable, OutputFormat, Preset, RateLimitErrorBody } from './common.js';
 import { MAX_STORAGE_PATH_LENGTH } from './storage.js';
 
@@ -46,9 +47,18 @@ const COOKIE_VALUE_PATTERN = '^[^;\\s\\u0000-\\u001f\\u007f]*$';
 /** The options of a capture beyond device and format (capture-options.ts has them as the engine takes them). */
 export const captureOptionFields = {
   wait_until: Type.Optional(
-    Type.Enum(['load', 'domcontentloaded', 'networkidle'], {
-      default: 'load',
-      description: 'When the page counts as loaded: its load event, DOMContentLoaded, or no request in flight for 500 ms',
+    Type.Enum(['settled', 'load', 'domcontentloaded', 'networkidle'], {
+      description:
+        'When the page counts as ready: settled (after load, fonts loaded, the network quiet but for connections open by design, and the picture no longer changing, ' +
+        'within settle_timeout; the default for pictures), its load event (the default for PDF), DOMContentLoaded, or no request in flight for 500 ms',
+    }),
+  ),
+  settle_timeout: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: SETTLE_TIMEOUT_MAX_MS,
+      default: SETTLE_TIMEOUT_DEFAULT_MS,
+      description: `wait_until settled: the longest wait for the page to settle after load, ms (at most half the capture time-out); past it the picture is taken anyway and the job warns not_settled`,
     }),
   ),
   delay: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, default: 0, description: 'Extra wait before the capture, ms' })),

@@ -11,6 +11,7 @@ import type { MainFrame } from './main-frame.js';
 import type { PageConsole } from './page-console.js';
 import type { PageDriver } from './page-driver.js';
 import type { PageTraffic } from './page-traffic.js';
+import type { SettleReport } from './settle-report.js';
 import type { Tripwire } from './tripwire.js';
 
 /** What an engine tells the pipeline about its page, beyond the driver. */
@@ -60,6 +61,8 @@ export interface Capture {
   deadline: number;
   /** The requests the page had started when its network was last found idle; more since means it is still loading. */
   requestsSeen: number;
+  /** What the wait for a settled page found (wait_until: settled); absent when it did not wait. */
+  settle?: SettleReport;
   /** The picture (or PDF) as taken, with the page's source and facts; set by the step that takes it. */
   taken?: Taken;
   /** How the picture's blankness was decided; null for a PDF. */

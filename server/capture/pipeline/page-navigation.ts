@@ -1,6 +1,7 @@
 import { isTunnelRefusal } from '../../egress/proxy-markers.js';
 import { downloadStarted, navigationFailure } from '../capture-failures.js';
 import { watchLazyLoading } from '../in-page/page-scripts.js';
+import { watchDocumentChanges } from '../in-page/settle-signals.js';
 import type { MainFrame } from './main-frame.js';
 import { listen, type PageDriver } from './page-driver.js';
 import type { PageTraffic } from './page-traffic.js';
@@ -11,12 +12,12 @@ const SETTLE_AFTER_NAVIGATION_MS = 5_000;
 
 /** Response bodies are never asked for; without buffers the renderer does not copy each one for the session. */
 const NO_BODY_BUFFERS = { maxTotalBufferSize: 0, maxResourceBufferSize: 0 };
-const LAZY_LOADING_WATCH = `(${watchLazyLoading.toString()})()`;
+const LAZY_LOADING_WATCH = `(${watchLazyLoading.toString()})();(${watchDocumentChanges.toString()})()`;
 
 /**
  * Turns on the events MainFrame and PageTraffic follow, learns the main frame's id, and has
  * every document to come note lazy loading (watchLazyLoading, which decides whether a full page
- * is scrolled). The commands go together, so they cost one round trip's wait.
+ * is scrolled) and its changes (watchDocumentChanges, for the wait for a settled page). The commands go together, so they cost one round trip's wait.
  */
 export async function preparePage(driver: PageDriver, frame: MainFrame): Promise<void> {
   const [, , , { frameTree }] = await Promise.all([

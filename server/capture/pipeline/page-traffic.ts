@@ -23,6 +23,18 @@ const SETTLED_KEPT = 512;
 const LATE_HEADERS_MS = 1_000;
 
 /**
+ * A script's request (fetch, XHR) held open longer than this is a connection open by design — a
+ * long poll — not one the picture waits for; an event stream is one from its start (WebSockets
+ * are not requests here at all). Neither keeps the network busy.
+ */
+export const LONG_HELD_MS = 3_000;
+/** The network is settled once no more than this many ordinary requests were in flight for SETTLE_QUIET_MS. */
+const SETTLE_CROWD = 2;
+const SETTLE_QUIET_MS = 500;
+/** Request types a script makes for data: one in flight is data the page is waiting for, until it is held LONG_HELD_MS. */
+const DATA_TYPES = new Set(['XHR', 'Fetch']);
+
+/**
  * A request in flight: where it goes now (after redirects), whether it is the main frame's
  * document, and whether its raw headers (responseReceivedExtraInfo) came.
  */
@@ -30,6 +42,15 @@ interface InFlight {
   url: string;
   mainDocument: boolean;
   rawHeaders: boolean;
+  /** CDP's resource type (`Document`, `Image`, `XHR`, `Fetch`, `EventSource`…). */
+  type: string | undefined;
+  /** When it started (Date.now()). */
+  startedAt: number;
+}
+
+/** Whether a request in flight is a connection open by design (an event stream, a long poll), which never counts as busy. */
+function openByDesign(request: InFlight, now: number): boolean {
+  return request.type === 'EventSource' || (DATA_TYPES.has(request.type ?? '') && now - request.startedAt >= LONG_HELD_MS);
 }
 
 /**
@@ -61,6 +82,8 @@ export class PageTraffic implements PageNetwork {
   private readonly awaitingHeaders = new Set<string>();
   private started = 0;
   private lastActivity = Date.now();
+  /** When more than SETTLE_CROWD ordinary requests were last in flight, since the mark (markSettleStart); 0 if never. */
+  private lastCrowded = 0;
   private readonly detach: () => void;
 
   /** `proxyServer`: the egress proxy, asked why it refused a tunnel (tunnelFailure). */
@@ -74,10 +97,12 @@ export class PageTraffic implements PageNetwork {
         if (isWorkerScript(type, documentURL, request.url) || isTabIcon(type, initiator)) return;
         // A redirect is sent again under the same id; it counts as a request, as the page made it.
         const mainDocument = type === 'Document' && frameId !== undefined && frameId === this.frame.id;
-        const entry = { url: request.url, mainDocument, rawHeaders: false };
+        const now = Date.now();
+        const entry = { url: request.url, mainDocument, rawHeaders: false, type, startedAt: this.inFlight.get(requestId)?.startedAt ?? now };
         this.inFlight.set(requestId, entry);
         this.started++;
-        this.lastActivity = Date.now();
+        this.lastActivity = now;
+        if (this.ordinaryInFlight(now).length > SETTLE_CROWD) this.lastCrowded = now;
         const early = this.earlyHeaders.get(requestId);
         if (early) {
           this.earlyHeaders.delete(requestId);
@@ -117,7 +142,7 @@ export class PageTraffic implements PageNetwork {
   async networkIdle(maxMs: number, quietMs = QUIET_MS): Promise<boolean> {
     const deadline = Date.now() + maxMs;
     for (;;) {
-      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= quietMs) return true;
+      if (this.ordinaryInFlight(Date.now()).length === 0 && Date.now() - this.lastActivity >= quietMs) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -146,9 +171,34 @@ export class PageTraffic implements PageNetwork {
     while (this.awaitingHeaders.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 
-  /** The addresses of the requests in flight now (capture-warnings.ts: network_busy). */
-  inFlightUrls(): string[] {
-    return [...this.inFlight.values()].map((request) => request.url);
+  /**
+   * The addresses of the requests in flight now that keep the network busy (capture-warnings.ts:
+   * network_busy): not the connections open by design. Of a page whose picture settled, not its
+   * scripts' data requests either (a drawn dashboard polling every second is not busy).
+   */
+  inFlightUrls(settled = false): string[] {
+    return this.ordinaryInFlight(Date.now())
+      .filter((request) => !(settled && DATA_TYPES.has(request.type ?? '')))
+      .map((request) => request.url);
+  }
+
+  /** Starts watching for the network to settle: what was in flight before counts no more as a crowd (the page's `load`). */
+  markSettleStart(): void {
+    this.lastCrowded = 0;
+  }
+
+  /**
+   * Whether the page's network has settled (wait_until: settled): no more than two ordinary
+   * requests in flight for 500 ms since markSettleStart, and none of them a script's request for
+   * data younger than LONG_HELD_MS. Returns the ordinary requests in flight when it has not.
+   */
+  networkSettled(): { settled: boolean; busy: string[] } {
+    const now = Date.now();
+    const ordinary = this.ordinaryInFlight(now);
+    if (ordinary.length > SETTLE_CROWD) this.lastCrowded = now;
+    const quiet = this.lastCrowded === 0 || now - this.lastCrowded >= SETTLE_QUIET_MS;
+    const settled = quiet && !ordinary.some((request) => DATA_TYPES.has(request.type ?? ''));
+    return { settled, busy: settled ? [] : ordinary.map((request) => request.url) };
   }
 
   /** Requests the page has started so far; a change means the network was busy again. */
@@ -158,6 +208,11 @@ export class PageTraffic implements PageNetwork {
 
   dispose(): void {
     this.detach();
+  }
+
+  /** The requests in flight that are not connections open by design. */
+  private ordinaryInFlight(now: number): InFlight[] {
+    return [...this.inFlight.values()].filter((request) => !openByDesign(request, now));
   }
 
   /** Reads the egress proxy's markers on a response (a redirect's comes with the next hop's request, unread). */

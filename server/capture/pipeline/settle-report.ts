@@ -2,6 +2,11 @@
 // network came to rest before the cap, and if not, what still moved. The verdict's `not_settled`
 // warning is written from it (capture-warnings.ts).
 
+/** `settle_timeout`'s default: the longest wait for a page to settle after `load`, ms. */
+export const SETTLE_TIMEOUT_DEFAULT_MS = 8_000;
+/** The most `settle_timeout` may ask for, ms (the wait never takes more than half the capture time-out). */
+export const SETTLE_TIMEOUT_MAX_MS = 30_000;
+
 /** A rectangle of the viewport (or of the element or clip asked for), in CSS pixels. */
 export interface SettleRegion {
   x: number;

@@ -16,7 +16,7 @@ import { documentSource, screenshot } from './page-screenshot.js';
  * Measures the page, then takes the screenshot while Chromium serialises the document. The
  * page may use the bitmap's size in memory beyond its limit meanwhile (`allowMemory`).
  */
-export async function screenshotOnce({ driver, frame, traffic, request, options, asked }: Capture): Promise<Taken> {
+export async function screenshotOnce({ driver, frame, traffic, request, options, asked, settle }: Capture): Promise<Taken> {
   const frameFallbackMs = options.frameFallbackMs ?? 0;
   const dpr = request.preset.deviceScaleFactor;
   const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });
@@ -34,7 +34,7 @@ export async function screenshotOnce({ driver, frame, traffic, request, options,
   const facts = evaluate(driver, pageFacts, null);
   facts.catch(() => undefined);
   // What the page shows of itself as the picture is taken: the warnings' page-side half.
-  const inFlight = traffic.inFlightUrls();
+  const inFlight = traffic.inFlightUrls(settle?.settled === true);
   const area = { x: clip.x, y: clip.y, width: clip.width, height: clip.height, overlay: true, blocked: [...traffic.blockedByCapture] };
   // A warning never fails the job: a page that broke what the probe calls only goes without its warnings.
   const probe = evaluate(driver, probePage, probeArguments(area)).catch(() => NOTHING_PROBED);

@@ -1,0 +1,108 @@
+// The page-side half of the wait for a settled page (pipeline/settle.ts): functions that run
+// inside the captured page (sent as source text by evaluate() in page-driver.ts, or installed as
+// an init script). They must stay self-contained: no imports, no closures over module scope.
+
+/**
+ * An init script for every document: notes when the document last changed (a node added or
+ * removed, an attribute or a text changed), and when a script last asked for an animation frame
+ * from within one (an animation loop drawn by script: a canvas, a style changed every frame),
+ * without changing what the page sees: requestAnimationFrame is wrapped in a proxy of the native
+ * function, so it still looks native. Read by pageActivity through a registered symbol on the window.
+ */
+export function watchDocumentChanges(): void {
+  const mark = Symbol.for('screenshot-appliance.last-change');
+  const seen = { count: 0, last: 0, loop: -1e9 };
+  const observer = new MutationObserver(() => {
+    seen.count++;
+    seen.last = performance.now();
+  });
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  let inFrame = false;
+  if (typeof window.requestAnimationFrame === 'function') {
+    const native = window.requestAnimationFrame;
+    const proxy = new Proxy(native, {
+      apply(target, self, args: unknown[]) {
+        if (inFrame) seen.loop = performance.now();
+        const callback = args[0];
+        if (typeof callback !== 'function') return Reflect.apply(target, self, args);
+        return Reflect.apply(target, self, [
+          (time: number) => {
+            inFrame = true;
+            try {
+              return (callback as (time: number) => unknown)(time);
+            } finally {
+              inFrame = false;
+            }
+          },
+        ]);
+      },
+    });
+    Object.defineProperty(window, 'requestAnimationFrame', { value: proxy, configurable: true, writable: true, enumerable: true });
+  }
+  const read = () => ({ count: seen.count, sinceMs: performance.now() - seen.last, sinceLoopMs: performance.now() - seen.loop });
+  Object.defineProperty(window, mark, { value: read, configurable: true, enumerable: false });
+}
+
+/** What the page tells of its own activity, for the wait for a settled page. */
+export interface PageActivity {
+  /** Web fonts of the document, and of every frame of the same origin, are loaded. */
+  fontsReady: boolean;
+  /**
+   * How many times the document has changed (watchDocumentChanges: batches of changes), how
+   * long ago it last did, and how long ago a script last asked for a frame from within one, in ms.
+   */
+  changes: { count: number; sinceMs: number; sinceLoopMs: number };
+  /**
+   * Something in the viewport may change the picture without changing the document: a canvas,
+   * a video, a frame, an embed or object, an animation (CSS or script) that will end, or a
+   * script drawing frame after frame.
+   */
+  drawsItself: boolean;
+  /** The viewport, in CSS px of the document. */
+  viewport: { x: number; y: number; width: number; height: number };
+}
+
+/** Reads PageActivity. */
+export function pageActivity(): PageActivity {
+  const fontsLoaded = (doc: Document) => !doc.fonts || doc.fonts.status === 'loaded';
+  let fontsReady = fontsLoaded(document);
+  for (let i = 0; fontsReady && i < window.frames.length; i++) {
+    try {
+      const doc = window.frames[i]!.document;
+      if (doc) fontsReady = fontsLoaded(doc);
+    } catch {
+      // A frame of another origin keeps its fonts to itself.
+    }
+  }
+  const watched = (window as unknown as Record<symbol, (() => PageActivity['changes']) | undefined>)[Symbol.for('screenshot-appliance.last-change')];
+  const changes = typeof watched === 'function' ? watched() : { count: 0, sinceMs: 1e9, sinceLoopMs: 1e9 };
+  const vv = window.visualViewport;
+  const viewport = {
+    x: vv ? vv.pageLeft : window.scrollX,
+    y: vv ? vv.pageTop : window.scrollY,
+    width: vv ? vv.width : window.innerWidth,
+    height: vv ? vv.height : window.innerHeight,
+  };
+  // A script drawing frame after frame (the loop asked for a frame within the last few frames).
+  let drawsItself = changes.sinceLoopMs < 100;
+  const inView = (element: Element) => {
+    const r = element.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < viewport.height && r.left < viewport.width;
+  };
+  for (const element of drawsItself ? [] : Array.from(document.querySelectorAll('canvas, video, iframe, embed, object'))) {
+    if (inView(element)) {
+      drawsItself = true;
+      break;
+    }
+  }
+  if (!drawsItself && typeof document.getAnimations === 'function') {
+    for (const animation of document.getAnimations()) {
+      const timing = animation.effect ? animation.effect.getComputedTiming() : null;
+      if (animation.playState === 'running' && timing && timing.endTime !== Infinity) {
+        drawsItself = true;
+        break;
+      }
+    }
+  }
+  return { fontsReady, changes, drawsItself, viewport };
+}
