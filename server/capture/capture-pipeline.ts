@@ -40,7 +40,7 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
   try {
     await runSteps(capture, CAPTURE_STEPS);
     await traffic.lateRefusals();
-    return resultOf(capture);
+    return await resultOf(capture);
   } catch (err) {
     // A step cut short by the page or the browser going away says so, not what it was doing.
     throw options.tripwire.error ? options.tripwire.error.error : err;
@@ -53,9 +53,19 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
 }
 
 /** What the steps found, as the engine returns it: the image, the page's source and facts, the warnings and outputs. */
-function resultOf({ request, options, asked, traffic, console, taken, blank, image, extracted }: Capture): CaptureResult {
+async function resultOf({ request, options, asked, traffic, console, taken, blank, settle, image, extracted }: Capture): Promise<CaptureResult> {
   if (!taken || !image) throw new Error('The capture steps took no picture');
   const { warnings: extractWarnings = [], ...outputs } = extracted ?? {};
+  const warnings = await captureWarnings({
+    blank,
+    probe: taken.probe,
+    picture: request.format === 'pdf' ? null : taken.png,
+    settle: settle ?? null,
+    inFlight: taken.inFlight,
+    truncated: taken.truncated ? taken.cut : null,
+    httpStatus: traffic.mainDocumentStatus,
+    console: console.errorsOfDocument(),
+  });
   return {
     image: image.data,
     format: request.format,
@@ -68,14 +78,7 @@ function resultOf({ request, options, asked, traffic, console, taken, blank, ima
     httpStatus: traffic.mainDocumentStatus,
     finalUrl: taken.page.url,
     pageTitle: taken.page.title,
-    warnings: captureWarnings({
-      blank,
-      probe: taken.probe,
-      inFlight: taken.inFlight,
-      truncated: taken.truncated ? taken.cut : null,
-      httpStatus: traffic.mainDocumentStatus,
-      console: console.errorsOfDocument(),
-    }).concat(extractWarnings),
+    warnings: warnings.concat(extractWarnings),
     ...(extracted ? { extracted: outputs } : {}),
   };
 }

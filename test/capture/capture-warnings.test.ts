@@ -8,7 +8,9 @@ import type { CaptureRequest } from '../../server/capture/engine.js';
 import { NOTHING_PROBED } from '../../server/capture/in-page/warning-probe.js';
 import { captureWarnings, oneColour } from '../../server/capture/outputs/capture-warnings.js';
 import type { Cut } from '../../server/capture/pipeline/capture-clip.js';
+import type { SettleReport } from '../../server/capture/pipeline/settle-report.js';
 import { HOST_RESOLVER_RULES } from '../fixtures/blocking-pages.js';
+import { LOADING_STATES } from '../fixtures/warning-pages.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
 import { captureRequest } from './conformance-cases.js';
 
@@ -72,6 +74,18 @@ describe('the warnings of a capture', () => {
     expect(codes(dismissed.warnings)).not.toContain('overlay');
   });
 
+  it('says overlay for a dialog on a backdrop over a short page, which has little content under it', async () => {
+    const result = await capture('/warn/short-dialog.html');
+    expect(result.warnings).toEqual([
+      { code: 'overlay', message: "A fixed element (div#backdrop) covers 100% of the viewport and hides 100% of the page's content in it: a dialog or banner may hide the page." },
+    ]);
+  });
+
+  it('says no overlay for a fixed header or a fixed sidebar beside a short page', async () => {
+    expect((await capture('/warn/fixed-header.html')).warnings).toEqual([]);
+    expect((await capture('/warn/fixed-sidebar.html')).warnings).toEqual([]);
+  });
+
   it('does not count an image the capture blocked on purpose (block_ads)', async () => {
     const blocked = await capture('/blocking/ad.html', { options: { blockAds: true } });
     expect(blocked.blockedRequests).toBe(0);
@@ -86,6 +100,39 @@ describe('the warnings of a capture', () => {
   it('still captures a page that broke the functions the probe calls, going without the warnings it gives', async () => {
     const result = await capture('/warn/hostile.html');
     expect(result.width).toBe(1920);
+    expect(result.warnings).toEqual([]);
+  });
+
+  const loadingNames: Record<keyof typeof LOADING_STATES, string> = {
+    'aria-busy': '1 loading state (section.panel[aria-busy])',
+    progress: '1 loading state (progress (progress))',
+    progressbar: '1 loading state (div.bar (progress))',
+    spinner: '1 loading state (div.spinner)',
+    skeleton: '3 loading states (div.skeleton, div.skeleton, …)',
+    text: '1 loading state ("Loading…")',
+    canvas: '1 loading state (canvas 600×300 blank)',
+    svg: '1 loading state (svg 600×300 with axes but no data)',
+  };
+
+  it.each(Object.keys(LOADING_STATES))('says placeholders for a panel still loading (%s), naming what it shows', async (kind) => {
+    const result = await capture(`/warn/loading/${kind}.html`);
+    expect(codes(result.warnings)).toEqual(['placeholders']);
+    expect(result.warnings[0]!.message).toContain(`The picture shows ${loadingNames[kind]}: the page had not finished drawing.`);
+  });
+
+  it.each(Object.keys(LOADING_STATES))('gives none for the same panel once drawn (%s)', async (kind) => {
+    const result = await capture(`/warn/loaded/${kind}.html`);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('says login_page for a sign-in form that is the page\'s content, naming the form', async () => {
+    const result = await capture('/warn/login.html');
+    expect(codes(result.warnings)).toEqual(['login_page']);
+    expect(result.warnings[0]!.message).toMatch(/^The page is a sign-in form \(form#login\): the picture shows the login/);
+  });
+
+  it('says no login_page for a long page with a small login box in its header', async () => {
+    const result = await capture('/warn/header-login.html');
     expect(result.warnings).toEqual([]);
   });
 
@@ -150,27 +197,56 @@ describe('the one-colour check of a picture', () => {
   });
 });
 
-describe('the truncated warning', () => {
-  /** The warnings of a capture whose only problem is the cut `cut`. */
-  const warningsOf = (cut: Cut) =>
-    captureWarnings({ blank: null, probe: NOTHING_PROBED, inFlight: [], truncated: cut, httpStatus: 200, console: { count: 0, first: null } });
+/** The warnings of a capture whose only problems are the cut `truncated` and the wait for a settled page `settle`. */
+const warningsOf = ({ truncated = null, settle = null }: { truncated?: Cut | null; settle?: SettleReport | null }) =>
+  captureWarnings({ blank: null, probe: NOTHING_PROBED, picture: null, settle, inFlight: [], truncated, httpStatus: 200, console: { count: 0, first: null } });
 
-  it('gives the heights when a page is cut at the bottom', () => {
+describe('the truncated warning', () => {
+  it('gives the heights when a page is cut at the bottom', async () => {
     const cut: Cut = { of: 'page', asked: { width: 1920, height: 5000.4 }, kept: { width: 1920, height: 2000 } };
-    expect(warningsOf(cut)).toEqual([{ code: 'truncated', message: 'The page is 5000 px tall; the picture stops at 2000 px, the most a capture may have.' }]);
+    expect(await warningsOf({ truncated: cut })).toEqual([{ code: 'truncated', message: 'The page is 5000 px tall; the picture stops at 2000 px, the most a capture may have.' }]);
   });
 
-  it('gives the widths when an element is cut at its right', () => {
+  it('gives the widths when an element is cut at its right', async () => {
     const cut: Cut = { of: 'element', asked: { width: 30_000, height: 40 }, kept: { width: 16_383, height: 40 } };
-    expect(warningsOf(cut)).toEqual([
+    expect(await warningsOf({ truncated: cut })).toEqual([
       { code: 'truncated', message: 'The element is 30000 px wide; the picture stops at 16383 px from its left, the most a capture may have.' },
     ]);
   });
 
-  it('gives both sides when a clip is cut in width and height', () => {
+  it('gives both sides when a clip is cut in width and height', async () => {
     const cut: Cut = { of: 'clip', asked: { width: 16_384, height: 16_384 }, kept: { width: 12_247, height: 12_247 } };
-    expect(warningsOf(cut)).toEqual([
+    expect(await warningsOf({ truncated: cut })).toEqual([
       { code: 'truncated', message: 'The clip is 16384 × 16384 px; the picture keeps its top left 12247 × 12247 px, the most a capture may have.' },
     ]);
+  });
+});
+
+describe('the not_settled warning', () => {
+  const atCap: SettleReport = { settled: false, waitedMs: 8_000, capMs: 8_000, holding: ['picture'], changing: null, ignored: [], busy: [] };
+
+  it('says where the picture was still changing at the cap, for how long, and what to try', async () => {
+    const settle: SettleReport = { ...atCap, changing: { x: 40, y: 200.4, width: 320, height: 180, forMs: 7_600 } };
+    expect(await warningsOf({ settle })).toEqual([
+      {
+        code: 'not_settled',
+        message:
+          'The picture was still changing at the settle cap (8000 ms): a 320 × 180 px region at (40, 200) changed for the last 7.6 s. ' +
+          'Raise settle_timeout, or wait_for_selector for the element that finishes last.',
+      },
+    ]);
+  });
+
+  it('says what else held the page: its requests in flight, its fonts', async () => {
+    const settle: SettleReport = { ...atCap, holding: ['network', 'fonts'], busy: ['http://127.0.0.1/api/series', 'http://127.0.0.1/api/gauges'] };
+    expect((await warningsOf({ settle }))[0]!.message).toBe(
+      'The network was still busy at the settle cap (8000 ms): 2 requests in flight (first: http://127.0.0.1/api/series). Web fonts were still loading. ' +
+        'Raise settle_timeout, or wait_for_selector for the element that finishes last.',
+    );
+  });
+
+  it('says nothing of a page that settled, or of a capture that did not wait for it', async () => {
+    expect(await warningsOf({ settle: { ...atCap, settled: true, waitedMs: 900, holding: [] } })).toEqual([]);
+    expect(await warningsOf({ settle: null })).toEqual([]);
   });
 });

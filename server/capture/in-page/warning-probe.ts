@@ -20,12 +20,39 @@ export interface PageProbe {
   images: { failed: number; loading: number; first: string | null };
   /** Families of web fonts that failed to load, and of those still loading. */
   fonts: { failed: string[]; loading: string[] };
-  /** The share of the viewport (0–1) a fixed element covers over the page's content, and which element. */
-  overlay: { share: number; element: string } | null;
+  /**
+   * The fixed element that hides the most of the page's content, and how much: `over`, the share
+   * of the viewport's points (0–1) where fixed elements hide other content; `covered`, the share
+   * where this one is the topmost element; `hidden`, the share of the points showing the page's
+   * content (outside this element) at which it is on top.
+   */
+  overlay: { over: number; covered: number; hidden: number; element: string } | null;
+  /** Loading states shown in the area (spinners, skeletons, "Loading…", charts without data): how many, the first few named. */
+  placeholders: { count: number; first: string[] };
+  /** Canvases in the area large enough to hold a chart, for the picture to be checked for blank ones. */
+  canvases: CanvasInPicture[];
+  /** The sign-in form that is the page's main content, named; null when there is none. */
+  login: { form: string } | null;
+}
+
+/** A canvas of the page where the picture shows it: its name, and its rectangle as shares (0–1) of the picture's width and height. */
+export interface CanvasInPicture {
+  name: string;
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
 }
 
 /** What a probe that could not run says: nothing (a page that broke the functions it calls still gets its picture). */
-export const NOTHING_PROBED: PageProbe = { images: { failed: 0, loading: 0, first: null }, fonts: { failed: [], loading: [] }, overlay: null };
+export const NOTHING_PROBED: PageProbe = {
+  images: { failed: 0, loading: 0, first: null },
+  fonts: { failed: [], loading: [] },
+  overlay: null,
+  placeholders: { count: 0, first: [] },
+  canvases: [],
+  login: null,
+};
 
 /** Columns and rows of the grid of points the overlay is looked for at. */
 const GRID = { columns: 16, rows: 12 };
@@ -37,17 +64,58 @@ const GRID = { columns: 16, rows: 12 };
  *   image); an `<img>` without any source, or whose address the capture blocked, is not counted;
  * - fonts: the `FontFace`s of `document.fonts` whose status is `error` or `loading` (a face the
  *   page declares but never uses stays `unloaded` and is not counted);
- * - overlay: at a grid of points over the viewport, whether the topmost element is (inside) a
- *   `position: fixed` element with other content of the page under it. The share of such points
- *   is the share of the viewport covered. A fixed element with nothing but the page's background
- *   under it (a fixed app shell holding the whole page) covers nothing.
+ * - overlay: at a grid of points over the viewport, the topmost element and what is under it. A
+ *   `position: fixed` element on top of other content of the page hides that content there; its
+ *   share of the points that show the page's content (the content under it counted) says how
+ *   much of what a reader would see it hides, even on a short page with little content. A fixed
+ *   element with nothing but the page's background under it (an app shell holding the whole page,
+ *   a header or sidebar beside the content) hides nothing;
+ * - placeholders: loading states shown in the area: `aria-busy="true"`, indeterminate progress
+ *   bars (`<progress>` without a value, `role="progressbar"` without `aria-valuenow`), elements
+ *   with a class word of LOADING_WORDS or a class of LOADING_CLASSES, an element whose whole text
+ *   is "Loading…" (LOADING_TEXT), and `<svg>` charts with axes but no data marks. Each counts
+ *   once, and not inside another one already counted;
+ * - canvases: the rectangles of the canvases in the area of at least 60 × 40 CSS px, for Node to
+ *   check the picture for blank ones (the page's own pixels are not read: a WebGL canvas reads
+ *   back blank, a cross-origin one throws);
+ * - login: a visible password field with a user-name field and a button in one form, which is the
+ *   page's main content: its centre below the top eighth of the viewport and within its middle
+ *   70 % across (not a header's or a sidebar's login box), at most 20 links outside it in the
+ *   area, and at most 600 characters of visible text outside it, or twice its own.
+ * Each part that throws (a page that broke a function it calls) finds nothing.
  */
-export function probePage(args: ProbeArea & { grid: { columns: number; rows: number } }): PageProbe {
-  const { x, y, width, height, grid } = args;
+export function probePage(args: ProbeArea & { grid: { columns: number; rows: number }; maxNodes: number }): PageProbe {
+  const { x, y, width, height, grid, maxNodes } = args;
   const blocked = new Set(args.blocked);
-  const images = { failed: 0, loading: 0, first: null as string | null };
   const sx = window.scrollX;
   const sy = window.scrollY;
+  const root = document.documentElement;
+  const body = document.body;
+  const attempt = <T>(find: () => T, otherwise: T): T => {
+    try {
+      return find();
+    } catch {
+      return otherwise;
+    }
+  };
+  const nameOf = (e: Element) => {
+    const id = e.id ? `#${e.id.slice(0, 40)}` : '';
+    const className = typeof e.className === 'string' ? e.className.trim() : (e.getAttribute('class') ?? '').trim();
+    const classes = !id && className ? `.${className.split(/\s+/).slice(0, 2).join('.').slice(0, 60)}` : '';
+    return e.tagName.toLowerCase() + id + classes;
+  };
+  /** The element's box in the document when it is rendered, visible and meets the area; else null. */
+  const shownBox = (e: Element, min = 1) => {
+    const r = e.getBoundingClientRect();
+    if (r.width < min || r.height < min) return null;
+    const left = r.left + sx;
+    const top = r.top + sy;
+    if (left >= x + width || left + r.width <= x || top >= y + height || top + r.height <= y) return null;
+    const visible = e.checkVisibility({ opacityProperty: true, visibilityProperty: true, checkOpacity: true, checkVisibilityCSS: true } as CheckVisibilityOptions);
+    return visible ? { left, top, width: r.width, height: r.height, viewport: r } : null;
+  };
+
+  const images = { failed: 0, loading: 0, first: null as string | null };
   for (const img of Array.from(document.images)) {
     const source = img.currentSrc || img.getAttribute('src') || img.getAttribute('srcset');
     if (!source || blocked.has(img.currentSrc) || blocked.has(img.src)) continue;
@@ -73,16 +141,15 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
     });
   }
 
-  let overlay: PageProbe['overlay'] = null;
-  if (args.overlay && document.body) {
-    const root = document.documentElement;
+  const findOverlay = (): PageProbe['overlay'] => {
+    if (!args.overlay || !body) return null;
     const viewWidth = root.clientWidth || window.innerWidth;
     const viewHeight = root.clientHeight || window.innerHeight;
     const fixedOf = new Map<Element, Element | null>();
     const fixedAncestor = (element: Element): Element | null => {
       const path: Element[] = [];
       let found: Element | null = null;
-      for (let e: Element | null = element; e && e !== root && e !== document.body; e = e.parentElement) {
+      for (let e: Element | null = element; e && e !== root && e !== body; e = e.parentElement) {
         if (fixedOf.has(e)) {
           found = fixedOf.get(e) ?? null;
           break;
@@ -96,36 +163,197 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
       for (const e of path) fixedOf.set(e, found);
       return found;
     };
-    const covered = new Map<Element, number>();
-    let points = 0;
+    const stacks: Element[][] = [];
     for (let row = 0; row < grid.rows; row++) {
       for (let column = 0; column < grid.columns; column++) {
-        points++;
         const at = document.elementsFromPoint(((column + 0.5) * viewWidth) / grid.columns, ((row + 0.5) * viewHeight) / grid.rows);
-        const top = at[0];
-        const fixed = top ? fixedAncestor(top) : null;
-        if (!fixed) continue;
-        const hides = at.some((e) => e !== root && e !== document.body && !fixed.contains(e) && !e.contains(fixed));
-        if (hides) covered.set(fixed, (covered.get(fixed) ?? 0) + 1);
+        stacks.push(at.filter((e) => e !== root && e !== body));
       }
+    }
+    /** Whether `e` is the page's content beside the fixed element `fixed`: neither inside it nor holding it. */
+    const besides = (fixed: Element) => (e: Element) => !fixed.contains(e) && !e.contains(fixed);
+    const hiding = new Map<Element, number>();
+    const topmost = new Map<Element, number>();
+    for (const stack of stacks) {
+      const fixed = stack[0] ? fixedAncestor(stack[0]) : null;
+      if (!fixed) continue;
+      topmost.set(fixed, (topmost.get(fixed) ?? 0) + 1);
+      if (stack.some(besides(fixed))) hiding.set(fixed, (hiding.get(fixed) ?? 0) + 1);
     }
     let total = 0;
     let largest: Element | null = null;
-    for (const [element, count] of covered) {
+    for (const [element, count] of hiding) {
       total += count;
-      if (!largest || count > (covered.get(largest) ?? 0)) largest = element;
+      if (!largest || count > (hiding.get(largest) ?? 0)) largest = element;
     }
-    if (largest && points > 0) {
-      const id = largest.id ? `#${largest.id}` : '';
-      const classes = !id && typeof largest.className === 'string' && largest.className.trim() ? `.${largest.className.trim().split(/\s+/).slice(0, 2).join('.')}` : '';
-      overlay = { share: total / points, element: largest.tagName.toLowerCase() + id + classes };
+    if (!largest || stacks.length === 0) return null;
+    const content = stacks.filter((stack) => stack.some(besides(largest))).length;
+    return {
+      over: total / stacks.length,
+      covered: (topmost.get(largest) ?? 0) / stacks.length,
+      hidden: content > 0 ? (hiding.get(largest) ?? 0) / content : 0,
+      element: nameOf(largest),
+    };
+  };
+
+  /** Class words that name a loading state ("ant-skeleton", "MuiSkeleton-root", "spinner-border", "page-loader"). */
+  const LOADING_WORDS = new Set(['spinner', 'loading', 'loader', 'skeleton', 'shimmer']);
+  /** Whole class names of loading states whose words alone say nothing (Bootstrap's placeholders). */
+  const LOADING_CLASSES = new Set(['placeholder-glow', 'placeholder-wave']);
+  /** The whole text of an element that says it is loading: "Loading…", "Loading data...", in a few languages. */
+  const LOADING_TEXT =
+    /^(loading|please wait|chargement|cargando|carregando|caricamento|wird geladen|laden|загрузка|読み込み中|加载中|載入中)( [^ .…]{1,20}){0,2} ?(\.{2,3}|…)$/i;
+  /** Class words of an svg chart's axes and of its furniture, whose shapes are not data. */
+  const AXIS_WORDS = new Set(['axis', 'tick', 'ticks']);
+  const FURNITURE_WORDS = new Set(['axis', 'tick', 'ticks', 'grid', 'gridline', 'gridlines', 'domain', 'legend', 'background', 'bg', 'title', 'label', 'labels', 'tooltip', 'crosshair']);
+  const wordsOf = (e: Element) =>
+    (e.getAttribute('class') ?? '')
+      .split(/\s+/)
+      .flatMap((token) => token.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[\s_-]+/));
+
+  const findPlaceholders = () => {
+    const found: Element[] = [];
+    const names: string[] = [];
+    let count = 0;
+    const note = (e: Element, name: string) => {
+      if (found.some((f) => f === e || f.contains(e)) || !shownBox(e, 4)) return;
+      count++;
+      if (found.length < 50) found.push(e);
+      if (names.length < 3) names.push(name);
+    };
+    const each = (selector: string, check: (e: Element) => string | null) =>
+      attempt(() => {
+        const list = document.querySelectorAll(selector);
+        for (let i = 0; i < list.length && i < maxNodes; i++) {
+          const e = list[i]!;
+          if (e === root || e === body) continue;
+          const name = check(e);
+          if (name) note(e, name);
+        }
+      }, undefined);
+    each('[aria-busy="true"]', (e) => `${nameOf(e)}[aria-busy]`);
+    each('progress:indeterminate, [role="progressbar"]:not([aria-valuenow])', (e) => `${nameOf(e)} (progress)`);
+    each('[class*="spinner" i], [class*="load" i], [class*="skeleton" i], [class*="shimmer" i], [class*="placeholder-" i]', (e) => {
+      const classes = (e.getAttribute('class') ?? '').split(/\s+/);
+      return classes.some((c) => LOADING_CLASSES.has(c)) || wordsOf(e).some((w) => LOADING_WORDS.has(w)) ? nameOf(e) : null;
+    });
+    attempt(() => {
+      if (!body) return;
+      const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+      for (let n = 0, node = walker.nextNode(); node && n < maxNodes; n++, node = walker.nextNode()) {
+        const text = node.nodeValue ?? '';
+        if (text.length > 80) continue;
+        const trimmed = text.trim().replace(/\s+/g, ' ');
+        const parent = node.parentElement;
+        if (trimmed.length < 4 || trimmed.length > 48 || !parent || !LOADING_TEXT.test(trimmed)) continue;
+        if ((parent.textContent ?? '').trim().replace(/\s+/g, ' ') === trimmed) note(parent, `"${trimmed}"`);
+      }
+    }, undefined);
+    each('svg', (svg) => {
+      if (svg.parentElement?.closest('svg')) return null;
+      const box = shownBox(svg, 60);
+      if (!box) return null;
+      const parts = svg.querySelectorAll('*');
+      if (parts.length > maxNodes) return null;
+      let axes = 0;
+      for (const part of Array.from(parts)) if (wordsOf(part).some((w) => AXIS_WORDS.has(w))) axes++;
+      if (axes < 2) return null;
+      const furniture = (e: Element) => {
+        for (let at: Element | null = e; at && at !== svg; at = at.parentElement) {
+          if (/^(defs|clippath|mask|pattern|marker|symbol|lineargradient|radialgradient|text)$/i.test(at.tagName)) return true;
+          if (wordsOf(at).some((w) => FURNITURE_WORDS.has(w))) return true;
+        }
+        return false;
+      };
+      const area = box.width * box.height;
+      for (const part of Array.from(svg.querySelectorAll('path, rect, circle, ellipse, line, polyline, polygon, use, image'))) {
+        if (furniture(part)) continue;
+        const r = part.getBoundingClientRect();
+        // A shape with a size that is not the plot's whole background is a data mark.
+        if ((r.width >= 2 || r.height >= 2) && r.width * r.height < area * 0.8) return null;
+      }
+      return `${nameOf(svg)} ${Math.round(box.width)}×${Math.round(box.height)} with axes but no data`;
+    });
+    return { count, first: names };
+  };
+
+  const findCanvases = () => {
+    const canvases: CanvasInPicture[] = [];
+    const list = document.querySelectorAll('canvas');
+    for (let i = 0; i < list.length && i < maxNodes && canvases.length < 10; i++) {
+      const canvas = list[i]!;
+      const box = shownBox(canvas);
+      if (!box || box.width < 60 || box.height < 40) continue;
+      const share = (v: number, from: number, size: number) => Math.min(1, Math.max(0, (v - from) / size));
+      // What the canvas draws on: inside its border.
+      const left = box.left + canvas.clientLeft;
+      const top = box.top + canvas.clientTop;
+      canvases.push({
+        name: `canvas ${Math.round(canvas.clientWidth)}×${Math.round(canvas.clientHeight)}`,
+        left: share(left, x, width),
+        top: share(top, y, height),
+        right: share(left + canvas.clientWidth, x, width),
+        bottom: share(top + canvas.clientHeight, y, height),
+      });
     }
-  }
-  return { images, fonts, overlay };
+    return canvases;
+  };
+
+  const findLogin = (): PageProbe['login'] => {
+    if (!body) return null;
+    const viewWidth = root.clientWidth || window.innerWidth;
+    const viewHeight = root.clientHeight || window.innerHeight;
+    const passwords = Array.from(document.querySelectorAll('input[type="password"]')).slice(0, 5);
+    for (const password of passwords) {
+      const at = shownBox(password, 4);
+      if (!at) continue;
+      // The form holding the field, or the nearest element around it that also holds a user-name field.
+      let form: Element | null = (password as HTMLInputElement).form;
+      const userName = 'input[type="text"], input[type="email"], input[type="tel"], input:not([type])';
+      for (let e = password.parentElement, up = 0; !form && e && e !== body && up < 8; e = e.parentElement, up++) {
+        if (e.querySelector(userName)) form = e;
+      }
+      if (!form) continue;
+      if (!Array.from(form.querySelectorAll(userName)).some((e) => shownBox(e, 4))) continue;
+      if (!Array.from(form.querySelectorAll('button, input[type="submit"], input[type="image"], [role="button"]')).some((e) => shownBox(e, 4))) continue;
+      const r = form.getBoundingClientRect();
+      const middleX = (r.left + r.width / 2) / viewWidth;
+      const middleY = (r.top + r.height / 2) / viewHeight;
+      if (middleY < 1 / 8 || middleX < 0.15 || middleX > 0.85) continue;
+      let links = 0;
+      for (const link of Array.from(document.querySelectorAll('a[href]')).slice(0, maxNodes)) {
+        if (!form.contains(link) && shownBox(link) && ++links > 20) break;
+      }
+      if (links > 20) continue;
+      let inside = 0;
+      let outside = 0;
+      const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+      for (let n = 0, node = walker.nextNode(); node && n < maxNodes; n++, node = walker.nextNode()) {
+        const parent = node.parentElement;
+        const length = (node.nodeValue ?? '').trim().length;
+        if (!parent || length === 0 || /^(script|style|noscript|template|title)$/i.test(parent.tagName) || !shownBox(parent)) continue;
+        if (form.contains(parent)) inside += length;
+        else outside += length;
+      }
+      if (outside <= Math.max(600, 2 * inside)) return { form: nameOf(form) };
+    }
+    return null;
+  };
+
+  return {
+    images,
+    fonts,
+    overlay: attempt(findOverlay, null),
+    placeholders: attempt(findPlaceholders, { count: 0, first: [] }),
+    canvases: attempt(findCanvases, []),
+    login: attempt(findLogin, null),
+  };
 }
 
 /** The most blocked addresses handed to the probe; a page with more may see some of its blocked images counted. */
 const MAX_BLOCKED = 1_000;
+/** The most elements of one kind, and text nodes, a part of the probe looks at: a page decides how many it has. */
+const MAX_NODES = 20_000;
 
 /** The probe's argument for an area. */
-export const probeArguments = (area: ProbeArea) => ({ ...area, blocked: area.blocked.slice(0, MAX_BLOCKED), grid: GRID });
+export const probeArguments = (area: ProbeArea) => ({ ...area, blocked: area.blocked.slice(0, MAX_BLOCKED), grid: GRID, maxNodes: MAX_NODES });

@@ -2,17 +2,22 @@ import sharp from 'sharp';
 
 import type { PageProbe } from '../in-page/warning-probe.js';
 import type { Cut } from '../pipeline/capture-clip.js';
+import type { SettleReport } from '../pipeline/settle-report.js';
+import { blankCanvases } from './blank-canvases.js';
 
 /** What a completed capture may warn of; docs/api.md says what each means and what to do. */
 export const WARNING_CODES = [
   'blank',
   'images_not_loaded',
   'fonts_not_loaded',
+  'placeholders',
   'overlay',
+  'login_page',
   'truncated',
   'http_error',
   'console_errors',
   'network_busy',
+  'not_settled',
   'extract_failed',
   'upload_failed',
 ] as const;
@@ -24,8 +29,14 @@ export interface CaptureWarning {
   message: string;
 }
 
-/** A fixed element covering more than this share of the viewport is an overlay. */
+/** Fixed elements covering more than this share of the viewport over the page's content are an overlay. */
 export const OVERLAY_SHARE = 1 / 3;
+/**
+ * A fixed element covering more than OVERLAY_SHARE of the viewport and hiding more than this share
+ * of the page's content in view is an overlay too: a dialog over a short page, which has little
+ * content under it.
+ */
+export const OVERLAY_HIDDEN_SHARE = 1 / 2;
 /** The longest wait for a busy page's network to quiet before a blank picture is taken again. */
 const RETAKE_WAIT_MAX_MS = 5_000;
 
@@ -111,6 +122,10 @@ export interface CaptureVerdict {
   /** Null for a PDF, which is not checked for one colour. */
   blank: BlankCheck<TakenPicture> | null;
   probe: PageProbe;
+  /** The PNG the picture was encoded from, whose canvases are checked for blank ones; null for a PDF. */
+  picture: Buffer | null;
+  /** How the wait for a settled page ended; null when there was none (`wait_until` other than `settled`). */
+  settle: SettleReport | null;
   /** Addresses of the requests in flight as the final picture was taken. */
   inFlight: string[];
   /** What a cut picture kept of what was asked; null when it was not cut. */
@@ -134,11 +149,28 @@ function whatWasCut({ of, asked, kept }: Cut): string {
   return `The ${of} is ${px(asked.height)} px tall; the picture stops at ${px(kept.height)} px`;
 }
 
+/** What held the page at the settle cap, where the picture was changing and for how long, and what to try. */
+function notSettled({ capMs, holding, changing, busy }: SettleReport): string {
+  const held: Array<[string, string]> = [];
+  if (holding.includes('picture')) {
+    const region = changing && `: a ${Math.round(changing.width)} × ${Math.round(changing.height)} px region at (${Math.round(changing.x)}, ${Math.round(changing.y)}) changed for the last ${(changing.forMs / 1000).toFixed(1)} s`;
+    held.push(['The picture was still changing', region || '']);
+  }
+  if (holding.includes('network')) {
+    held.push(['The network was still busy', busy.length > 0 ? `: ${plural(busy.length, 'request')} in flight (first: ${busy[0]})` : '']);
+  }
+  if (holding.includes('fonts')) held.push(['Web fonts were still loading', '']);
+  const [first = ['The page had not settled', ''], ...rest] = held;
+  const sentences = [`${first[0]} at the settle cap (${capMs} ms)${first[1]}.`, ...rest.map(([what, detail]) => `${what}${detail}.`)];
+  return `${sentences.join(' ')} Raise settle_timeout, or wait_for_selector for the element that finishes last.`;
+}
+
 /** The warnings of a capture, in the order of WARNING_CODES; [] when all is well. */
-export function captureWarnings(verdict: CaptureVerdict): CaptureWarning[] {
+export async function captureWarnings(verdict: CaptureVerdict): Promise<CaptureWarning[]> {
   const warnings: CaptureWarning[] = [];
   const add = (code: WarningCode, message: string) => warnings.push({ code, message });
   const { blank, probe } = verdict;
+  const canvases = verdict.picture ? await blankCanvases(verdict.picture, probe.canvases) : [];
   if (blank?.blank) {
     add(
       'blank',
@@ -160,8 +192,29 @@ export function captureWarnings(verdict: CaptureVerdict): CaptureWarning[] {
     ].filter(Boolean);
     add('fonts_not_loaded', `Web fonts ${parts.join('; ')}: text in them is drawn in a fallback font.`);
   }
-  if (probe.overlay && probe.overlay.share > OVERLAY_SHARE) {
-    add('overlay', `A fixed element (${probe.overlay.element}) covers ${Math.round(probe.overlay.share * 100)}% of the viewport over the page: a dialog or banner may hide it.`);
+  const placeholders = probe.placeholders.count + canvases.length;
+  if (placeholders > 0) {
+    const first = [...probe.placeholders.first, ...canvases.map((name) => `${name} blank`)].slice(0, 2);
+    add(
+      'placeholders',
+      `The picture shows ${plural(placeholders, 'loading state')} (${first.join(', ')}${placeholders > first.length ? ', …' : ''}): the page had not finished drawing. ` +
+        'Wait for its content: wait_until settled, wait_for_selector for an element that comes with the data, or a delay.',
+    );
+  }
+  const { overlay } = probe;
+  if (overlay && (overlay.over > OVERLAY_SHARE || (overlay.covered > OVERLAY_SHARE && overlay.hidden > OVERLAY_HIDDEN_SHARE))) {
+    const percent = (share: number) => `${Math.round(share * 100)}%`;
+    add(
+      'overlay',
+      `A fixed element (${overlay.element}) covers ${percent(overlay.covered)} of the viewport and hides ${percent(overlay.hidden)} of the page's content in it: a dialog or banner may hide the page.`,
+    );
+  }
+  if (probe.login) {
+    add(
+      'login_page',
+      `The page is a sign-in form (${probe.login.form}): the picture shows the login, not what is behind it. ` +
+        'Sign in with the capture: cookies with a session, headers with a token, or http_auth for HTTP Basic.',
+    );
   }
   if (verdict.truncated) {
     add('truncated', `${whatWasCut(verdict.truncated)}, the most a capture may have.`);
@@ -181,5 +234,6 @@ export function captureWarnings(verdict: CaptureVerdict): CaptureWarning[] {
       `The first picture was one colour while ${plural(blank.retaken.inFlight, 'request was', 'requests were')} in flight; it was taken again ${blank.retaken.waitedMs} ms later, once the network had quieted.`,
     );
   }
+  if (verdict.settle && !verdict.settle.settled) add('not_settled', notSettled(verdict.settle));
   return warnings;
 }
