@@ -77,10 +77,12 @@ export const CaptureWarning = Type.Object(
     code: Type.Enum([...WARNING_CODES], {
       description:
         'blank: the picture is one colour; images_not_loaded: images in the picture failed or had not loaded (counted); ' +
-        'fonts_not_loaded: web fonts failed or had not loaded (named); overlay: a fixed element (a dialog, a banner) covers more than a third of the viewport; ' +
+        'fonts_not_loaded: web fonts failed or had not loaded (named); placeholders: loading states were shown (spinners, skeletons, "Loading…", charts without data; counted, the first named); ' +
+        'overlay: a fixed element (a dialog, a banner) covers more than a third of the viewport over the page, or most of a short page; ' +
+        'login_page: the page is a sign-in form (named); ' +
         'truncated: the page was cut at the height a capture may have; http_error: the page answered 4xx or 5xx and was captured; ' +
         'console_errors: the page reported errors to its console (counted); network_busy: requests were still in flight at capture, ' +
-        'or a blank first picture was taken again once they ended; extract_failed: an output asked for with `extract` could not be made (named); ' +
+        'or a blank first picture was taken again once they ended; not_settled: the page had not settled at the settle cap (what held, where the picture changed, for how long); extract_failed: an output asked for with `extract` could not be made (named); ' +
         "upload_failed: the image could not be uploaded to the account's storage destination (why; the image is still served at screenshot_url)",
     }),
     message: Type.String({ description: 'What was found, with counts, names or sizes' }),
