@@ -56,8 +56,8 @@ const UNIT_FILES = [
 ];
 const UNIT = ['test/**/*.unit.test.ts', ...UNIT_FILES];
 
-/** Real pages (the Debian corpus) and real-page patterns against a reference browser. */
-const CORPUS = ['test/capture/corpus-conformance.test.ts', 'test/capture/real-page-patterns.test.ts'];
+/** Real pages (the Debian corpus), real web apps and real-page patterns against a reference browser. */
+const CORPUS = ['test/apps/apps-corpus.test.ts', 'test/capture/corpus-conformance.test.ts', 'test/capture/real-page-patterns.test.ts'];
 
 export default defineConfig({
   test: {

@@ -49,6 +49,30 @@ node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a=
 echo "Fetching the real-page corpus..."
 node scripts/corpus.mjs
 
+# The apps corpus (test/apps/apps-corpus.test.ts): real web apps from the distribution, which the
+# test starts itself on loopback ports in temporary directories. Their packages may start system
+# services on their default ports; the test never uses those. Installing a package can remove
+# others (some remove Node.js): apt's simulation is read first, and nothing is installed if it
+# would remove a package.
+apps=(prometheus netdata transmission-daemon transmission-cli dokuwiki php-cli glances)
+missing_apps=()
+for p in "${apps[@]}"; do
+  status=$(dpkg -s "$p" 2>/dev/null || true)
+  [[ "$status" == *"Status: install ok installed"* ]] || missing_apps+=("$p")
+done
+if [ "${#missing_apps[@]}" -gt 0 ]; then
+  echo "Installing the apps corpus from the distribution's packages: ${missing_apps[*]}..."
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  removed=$(apt-get -s install --no-install-recommends "${missing_apps[@]}" | awk '/^Remv /{print $2}')
+  if [ -n "$removed" ]; then
+    echo "Not installing the apps corpus: it would remove $(echo "$removed" | tr '\n' ' ')" >&2
+    exit 1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing_apps[@]}" >/dev/null
+fi
+
 echo "Installing npm dependencies..."
 ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 echo "Building..."

@@ -1,0 +1,279 @@
+import fs from 'node:fs';
+
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { CaptureOptions } from '../../server/capture/capture-options.js';
+import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js';
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import type { CaptureRequest } from '../../server/capture/engine.js';
+import { type DeviceName, PRESETS } from '../../server/capture/presets.js';
+import { appMissing, type AppName, startApp } from '../helpers/apps.js';
+import { type AppReference, appReference, type AppView, drawnShare } from '../helpers/apps-reference.js';
+import { comparePixels, decode, launchReference } from '../helpers/corpus-reference.js';
+import { forFile } from '../helpers/for-file.js';
+
+// Real web apps from Debian's packages, started by the test on loopback ports (test/helpers/apps.ts),
+// captured by the service's engine and held against a reference taken as a person sees them
+// (apps-reference.ts): a plain playwright capture once the view's `drawn` holds, plus a second.
+// Live apps never draw the same figures twice, so the measure is the drawn share: the ink (pixels
+// off the background) of the service's picture in the parts that must be drawn, over the
+// reference's. Each view says below how it decides it has drawn.
+// For each case: the service's default readiness must give a drawn picture and no warning that
+// calls it unfinished; captured at `load` with a short settle cap, a picture that is not drawn must
+// carry `placeholders` or `not_settled`, and one that is must carry neither. The table of every case
+// is printed at the end (APPS_TABLE=file keeps it, APPS_PICTURES=dir keeps the pictures).
+
+/** A picture is drawn when it holds at least this share of the reference's ink in the view's parts. */
+const DRAWN_MIN = 0.6;
+/** The warnings that call a picture unfinished, or not the app. */
+const UNFINISHED = ['placeholders', 'not_settled'];
+const FALSE_ALARMS = [...UNFINISHED, 'login_page', 'overlay'];
+
+interface AppCase {
+  id: string;
+  app: AppName;
+  view: AppView;
+  presets: DeviceName[];
+  /** Draws after `load` (by script, from its API): the case caught at `load` is checked too. */
+  live: boolean;
+  /** The warning the default capture must carry (the view is not the app). */
+  warns?: string;
+}
+
+const inView = (element: Element) => {
+  const r = element.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight;
+};
+
+const CASES: AppCase[] = [
+  {
+    id: 'prometheus-graph',
+    app: 'prometheus',
+    // The classic graph page over the last minute of its own CPU use, drawn by script from
+    // /api/v1/query_range. Drawn: the plot's path has points, the legend is there, the spinner gone.
+    view: {
+      path: '/classic/graph?g0.expr=rate(process_cpu_seconds_total%5B5s%5D)&g0.tab=0&g0.range_input=1m',
+      drawn: () =>
+        [...document.querySelectorAll('.graph_area svg path.path')].some((p) => (p.getAttribute('d') ?? '').length > 50) &&
+        document.querySelectorAll('.legend .line').length > 0 &&
+        ![...document.querySelectorAll('.spinner')].some((s) => s.getBoundingClientRect().width > 0),
+      parts: ['.graph_area', '.legend'],
+    },
+    presets: ['desktop', 'mobile'],
+    live: true,
+  },
+  {
+    id: 'netdata-overview',
+    app: 'netdata',
+    // The dashboard's System Overview over its last minute, refreshed every second
+    // (`update_always`: refresh even when the page has no focus, as a headless page has not), its
+    // gauges and charts filled by script from /api/v1/data. Drawn: every gauge in the viewport shows
+    // a number, not "-" (the charts are filled by the same round of requests; the grace draws them).
+    view: {
+      path: '/#after=-60;before=0;update_always=true',
+      drawn: () => {
+        const visible = (e: Element) => {
+          const r = e.getBoundingClientRect();
+          return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight;
+        };
+        const figures = [...document.querySelectorAll('.easyPieChartLabel, .gaugeChartLabel')].filter(visible);
+        return figures.length >= 6 && figures.every((f) => /\d/.test(f.textContent ?? ''));
+      },
+      parts: ['.netdata-container-easypiechart', '.netdata-container-gauge', '[id^="dygraph-system."] canvas'],
+    },
+    presets: ['desktop'],
+    live: true,
+  },
+  {
+    id: 'transmission-list',
+    app: 'transmission',
+    // The web interface's list of transfers, filled by script from its RPC. Drawn: the transfer's
+    // row shows its name, its progress bar and its details.
+    view: {
+      path: '/transmission/web/',
+      drawn: () =>
+        [...document.querySelectorAll('#torrent_list .torrent')].some(
+          (row) => (row.querySelector('.torrent_name')?.textContent ?? '') !== '' && (row.querySelector('.torrent_progress_details')?.textContent ?? '') !== '',
+        ),
+      parts: ['#torrent_list', '#torrent_container'],
+    },
+    presets: ['desktop', 'mobile'],
+    live: true,
+  },
+  {
+    id: 'dokuwiki-syntax',
+    app: 'dokuwiki',
+    // A page rendered by the server: drawn once loaded and its fonts are in.
+    view: {
+      path: '/doku.php?id=wiki:syntax',
+      drawn: () => document.readyState === 'complete' && document.fonts.status === 'loaded',
+      parts: ['.page'],
+    },
+    presets: ['desktop', 'mobile'],
+    live: false,
+  },
+  {
+    id: 'dokuwiki-login',
+    app: 'dokuwiki',
+    // Its sign-in form: what a capture of an app behind a login shows.
+    view: {
+      path: '/doku.php?id=start&do=login',
+      drawn: () => document.readyState === 'complete' && document.querySelector('#dw__login') !== null,
+      parts: ['#dw__login'],
+    },
+    presets: ['desktop'],
+    live: false,
+    warns: 'login_page',
+  },
+  {
+    id: 'glances-web',
+    app: 'glances',
+    view: {
+      path: '/',
+      drawn: () => [...document.querySelectorAll('#cpu, .plugin')].some(inView),
+      parts: ['#cpu', '.plugin'],
+    },
+    presets: ['desktop'],
+    live: true,
+  },
+];
+
+interface Row {
+  id: string;
+  device: DeviceName;
+  readiness: string;
+  drawnShare: number;
+  differing: number;
+  warnings: string[];
+  verdict: string;
+  ms: number;
+  referenceDrawnAfterMs: number;
+}
+
+function serviceRequest(url: string, device: DeviceName, options: CaptureOptions): CaptureRequest {
+  return {
+    url,
+    preset: PRESETS[device],
+    fullPage: false,
+    googlebot: false,
+    format: 'png',
+    maxHeight: 4_000,
+    navigationTimeoutMs: 30_000,
+    captureTimeoutMs: 60_000,
+    maxSourceBytes: 5_000_000,
+    options,
+  };
+}
+
+function verdictOf(drawn: boolean, codes: string[], warns: string | undefined): string {
+  const alarms = codes.filter((c) => FALSE_ALARMS.includes(c));
+  if (warns) return codes.includes(warns) ? `${warns}, as it should` : `no ${warns}`;
+  if (drawn) return alarms.length ? `drawn, false alarm: ${alarms.join(', ')}` : 'drawn, no false alarm';
+  const said = codes.filter((c) => UNFINISHED.includes(c));
+  return said.length ? `unfinished, warned ${said.join(', ')}` : 'unfinished, NOT warned';
+}
+
+function formatTable(rows: Row[]): string {
+  const lines = [
+    '| app | preset | readiness | drawn share | % differing | warnings | verdict | time |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map(
+      (r) =>
+        `| ${r.id} | ${r.device} | ${r.readiness} | ${r.drawnShare.toFixed(2)} | ${(r.differing * 100).toFixed(1)} | ${r.warnings.join(', ') || '-'} | ${r.verdict} | ${(r.ms / 1000).toFixed(1)} s |`,
+    ),
+  ];
+  return lines.join('\n');
+}
+
+describe('real web apps captured as a person sees them (the apps corpus)', () => {
+  let engine: ChromiumEngine;
+  let browser: Browser;
+  const rows: Row[] = [];
+  const started = Date.now();
+  const pictures = process.env.APPS_PICTURES;
+
+  beforeAll(async () => {
+    const executablePath = findChromium(process.env.CHROMIUM_PATH);
+    engine = new ChromiumEngine({ executablePath });
+    [browser] = await Promise.all([launchReference(executablePath), engine.start()]);
+    if (pictures) fs.mkdirSync(pictures, { recursive: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([engine?.close(), browser?.close()]);
+    const table = `${formatTable(rows)}\n${rows.length} captures in ${((Date.now() - started) / 1000).toFixed(0)} s`;
+    process.stdout.write(`\n${table}\n`);
+    if (process.env.APPS_TABLE) fs.writeFileSync(process.env.APPS_TABLE, `${table}\n`);
+  });
+
+  /** The service's capture of `c` on `device`, measured against `reference`, into the table. */
+  async function captureAndJudge(c: AppCase, url: string, device: DeviceName, readiness: string, options: CaptureOptions, reference: Promise<AppReference>) {
+    const began = Date.now();
+    const service = await engine.capture(serviceRequest(url, device, options));
+    const ms = Date.now() - began;
+    const ref = await reference;
+    const [a, b] = await Promise.all([decode(service.image), decode(ref.png)]);
+    const share = drawnShare(a, b, ref.boxes, PRESETS[device].deviceScaleFactor);
+    const codes = service.warnings.map((w) => w.code);
+    const drawn = share >= DRAWN_MIN;
+    const row: Row = {
+      id: c.id,
+      device,
+      readiness,
+      drawnShare: share,
+      differing: comparePixels(a, b).differing,
+      warnings: codes,
+      verdict: verdictOf(drawn, codes, c.warns),
+      ms,
+      referenceDrawnAfterMs: ref.drawnAfterMs,
+    };
+    rows.push(row);
+    if (pictures) {
+      const base = `${pictures}/${c.id}_${device}_${readiness.replaceAll(' ', '-')}`;
+      fs.writeFileSync(`${base}.service.png`, service.image);
+      fs.writeFileSync(`${base}.reference.png`, ref.png);
+    }
+    return { drawn, codes, what: `${c.id} ${device} ${readiness}: drawn share ${share.toFixed(2)}, warnings [${codes.join(', ')}]` };
+  }
+
+  for (const app of [...new Set(CASES.map((c) => c.app))]) {
+    const missing = appMissing(app);
+    describe.skipIf(missing !== null)(`${app}${missing ? ` (skipped: ${missing})` : ''}`, () => {
+      const running = forFile(() => startApp(app), (a) => a.stop());
+
+      for (const c of CASES.filter((x) => x.app === app)) {
+        for (const device of c.presets) {
+          let reference: Promise<AppReference> | undefined;
+          const referenceOf = (url: string) => (reference ??= appReference(browser, url, PRESETS[device], c.view));
+
+          if (c.warns) {
+            it(`warns ${c.warns} on ${c.id} (${device}): the picture is its sign-in form, not the app`, async () => {
+              const url = running.url + c.view.path;
+              const { codes, what } = await captureAndJudge(c, url, device, 'default', {}, referenceOf(url));
+              expect(codes, what).toContain(c.warns);
+            }, 120_000);
+            continue;
+          }
+
+          it(`captures ${c.id} (${device}) drawn, as a person sees it, and calls it finished`, async () => {
+            const url = running.url + c.view.path;
+            const { drawn, codes, what } = await captureAndJudge(c, url, device, 'default', {}, referenceOf(url));
+            expect(drawn, what).toBe(true);
+            expect(codes.filter((code) => FALSE_ALARMS.includes(code)), what).toEqual([]);
+          }, 120_000);
+
+          if (c.live) {
+            it(`warns when ${c.id} (${device}) is captured at load, before it has drawn, and only then`, async () => {
+              const url = running.url + c.view.path;
+              const options = { waitUntil: 'load', settleTimeoutMs: 500 } as CaptureOptions;
+              const { drawn, codes, what } = await captureAndJudge(c, url, device, 'load', options, referenceOf(url));
+              const warned = codes.some((code) => UNFINISHED.includes(code));
+              expect(warned, `${what}: ${drawn ? 'drawn, yet called unfinished' : 'not drawn, and not said'}`).toBe(!drawn);
+            }, 120_000);
+          }
+        }
+      }
+    });
+  }
+});
