@@ -51,6 +51,9 @@ const post = (body: Record<string, unknown>) => postJob({ url: `${fixtures.url}/
 describe('POST /v1/screenshot options', () => {
   const refusals: Array<[string, Record<string, unknown>, string, RegExp?]> = [
     ['wait_until of another value', { wait_until: 'idle' }, 'wait_until'],
+    ['settle_timeout over 30000', { settle_timeout: 30_001 }, 'settle_timeout'],
+    ['a negative settle_timeout', { settle_timeout: -1 }, 'settle_timeout'],
+    ['a settle_timeout that is not whole', { settle_timeout: 1.5 }, 'settle_timeout'],
     ['delay over 10000', { delay: 10_001 }, 'delay'],
     ['a negative delay', { delay: -1 }, 'delay'],
     ['a clip without its height', { clip: { x: 0, y: 0, width: 10 } }, 'clip'],
@@ -127,6 +130,15 @@ describe('POST /v1/screenshot options', () => {
     expect([meta.width, meta.height]).toEqual([600, 400]);
     const admin = await server.admin('GET', `/jobs/${created.job_id}`);
     expect(admin.body.options).toEqual({ selector: '#green', scale: 2, wait_until: 'networkidle', dark_mode: true, hide_selectors: ['#red'] });
+  });
+
+  it('takes wait_until settled with a settle_timeout, and shows both among the options used', async () => {
+    const res = await postJob({ url: `${fixtures.url}/opt/colors.html`, wait_until: 'settled', settle_timeout: 2_000 });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as { job_id: string };
+    expect(await waitForJob(server, key, created.job_id)).toMatchObject({ status: 'completed', warnings: [] });
+    const admin = await server.admin('GET', `/jobs/${created.job_id}`);
+    expect(admin.body.options).toEqual({ wait_until: 'settled', settle_timeout: 2_000 });
   });
 
   it('fails a job with the reason a user can act on', async () => {

@@ -105,6 +105,7 @@ describe('scrolling only pages that load content on scrolling', () => {
       const seen = await page.evaluate(() => ({
         observe: Function.prototype.toString.call(IntersectionObserver.prototype.observe),
         listen: Function.prototype.toString.call(EventTarget.prototype.addEventListener),
+        frame: Function.prototype.toString.call(window.requestAnimationFrame),
         names: [IntersectionObserver.prototype.observe.name, EventTarget.prototype.addEventListener.name],
         lengths: [IntersectionObserver.prototype.observe.length, EventTarget.prototype.addEventListener.length],
         enumerable: Object.keys(window).filter((key) => key.includes('screenshot')),
@@ -119,12 +120,14 @@ describe('scrolling only pages that load content on scrolling', () => {
       }));
       expect(seen.observe).toContain('[native code]');
       expect(seen.listen).toContain('[native code]');
+      expect(seen.frame).toContain('[native code]');
       expect(seen.names).toEqual(['observe', 'addEventListener']);
       expect(seen.lengths).toEqual([1, 2]);
       expect(seen.enumerable).toEqual([]);
       expect(seen.works).toBe(1);
-      // The one trace: a non-enumerable symbol-keyed mark on a page that does observe.
-      expect(seen.symbols).toBe(1);
+      // The traces: non-enumerable symbol-keyed marks, one read by the wait for a settled page
+      // (settle-signals.ts), one on a page that does observe.
+      expect(seen.symbols).toBe(2);
     });
   });
 });

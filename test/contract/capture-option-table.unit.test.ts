@@ -13,6 +13,7 @@ const EVERY_OPTION = {
   url: 'https://example.com/page',
   format: 'webp',
   wait_until: 'networkidle',
+  settle_timeout: 2_500,
   delay: 250,
   wait_for_selector: '#ready',
   selector: 'main',
@@ -44,6 +45,7 @@ const EVERY_OPTION = {
 /** The options that request makes, written out: the mapping the table must keep. */
 const EVERY_OPTION_AS_OPTIONS: JobOptions = {
   waitUntil: 'networkidle',
+  settleTimeoutMs: 2_500,
   delayMs: 250,
   waitForSelector: '#ready',
   selector: 'main',
@@ -98,7 +100,7 @@ describe('the capture option table', () => {
   });
 
   it('keeps no option a request leaves at its default', () => {
-    const defaults = { url: 'https://example.com', wait_until: 'load', delay: 0, media_type: 'screen', block_ads: false, upload: false, headers: {} };
+    const defaults = { url: 'https://example.com', settle_timeout: 8_000, delay: 0, media_type: 'screen', block_ads: false, upload: false, headers: {} };
     const { options, secrets } = parse(defaults);
     expect({ options, secrets }).toEqual({ options: {}, secrets: null });
   });

@@ -18,8 +18,9 @@ export function watchDocumentChanges(): void {
   });
   observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   let inFrame = false;
-  if (typeof window.requestAnimationFrame === 'function') {
-    const native = window.requestAnimationFrame;
+  const descriptor = Object.getOwnPropertyDescriptor(window, 'requestAnimationFrame');
+  if (descriptor && typeof descriptor.value === 'function') {
+    const native = descriptor.value as typeof window.requestAnimationFrame;
     const proxy = new Proxy(native, {
       apply(target, self, args: unknown[]) {
         if (inFrame) seen.loop = performance.now();
@@ -37,7 +38,7 @@ export function watchDocumentChanges(): void {
         ]);
       },
     });
-    Object.defineProperty(window, 'requestAnimationFrame', { value: proxy, configurable: true, writable: true, enumerable: true });
+    Object.defineProperty(window, 'requestAnimationFrame', { ...descriptor, value: proxy });
   }
   const read = () => ({ count: seen.count, sinceMs: performance.now() - seen.last, sinceLoopMs: performance.now() - seen.loop });
   Object.defineProperty(window, mark, { value: read, configurable: true, enumerable: false });
