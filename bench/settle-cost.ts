@@ -6,8 +6,8 @@
 // bench` runs it too, after its own tables.
 import { parseArgs } from 'node:util';
 
-import { ChromiumEngine } from '../server/capture/chromium/chromium-engine.js';
 import type { WaitUntil } from '../server/capture/capture-options.js';
+import { ChromiumEngine } from '../server/capture/chromium/chromium-engine.js';
 import type { CaptureRequest } from '../server/capture/engine.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { startLiveAppServer } from '../test/fixtures/live-app-pages.js';
