@@ -109,6 +109,7 @@ describe('the warnings of a capture', () => {
     progressbar: '1 loading state (div.bar (progress))',
     spinner: '1 loading state (div.spinner)',
     skeleton: '3 loading states (div.skeleton, div.skeleton, …)',
+    icon: '1 loading state (i.fas.fa-sync-alt)',
     text: '1 loading state ("Loading…")',
     canvas: '1 loading state (canvas 600×300 blank)',
     svg: '1 loading state (svg 600×300 with axes but no data)',

@@ -72,7 +72,8 @@ const GRID = { columns: 16, rows: 12 };
  *   a header or sidebar beside the content) hides nothing;
  * - placeholders: loading states shown in the area: `aria-busy="true"`, indeterminate progress
  *   bars (`<progress>` without a value, `role="progressbar"` without `aria-valuenow`), elements
- *   with a class word of LOADING_WORDS or a class of LOADING_CLASSES, an element whose whole text
+ *   with a class word of LOADING_WORDS or a class of LOADING_CLASSES, a waiting icon of LOADING_ICONS
+ *   outside a button or link, an element whose whole text
  *   is "Loading…" (LOADING_TEXT), and `<svg>` charts with axes but no data marks. Each counts
  *   once, and not inside another one already counted;
  * - canvases: the rectangles of the canvases in the area of at least 60 × 40 CSS px, for Node to
@@ -80,7 +81,7 @@ const GRID = { columns: 16, rows: 12 };
  *   back blank, a cross-origin one throws);
  * - login: a visible password field with a user-name field and a button in one form, which is the
  *   page's main content: its centre below the top eighth of the viewport and within its middle
- *   70 % across (not a header's or a sidebar's login box), at most 20 links outside it in the
+ *   70 % across (not a header's or a sidebar's login box), at most 40 links outside it in the
  *   area, and at most 600 characters of visible text outside it, or twice its own.
  * Each part that throws (a page that broke a function it calls) finds nothing.
  */
@@ -98,9 +99,10 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
       return otherwise;
     }
   };
+  // The attributes, not the properties: a form's `id` is its field named "id" when it has one.
   const nameOf = (e: Element) => {
-    const id = e.id ? `#${e.id.slice(0, 40)}` : '';
-    const className = typeof e.className === 'string' ? e.className.trim() : (e.getAttribute('class') ?? '').trim();
+    const id = e.getAttribute('id') ? `#${e.getAttribute('id')!.slice(0, 40)}` : '';
+    const className = (e.getAttribute('class') ?? '').trim();
     const classes = !id && className ? `.${className.split(/\s+/).slice(0, 2).join('.').slice(0, 60)}` : '';
     return e.tagName.toLowerCase() + id + classes;
   };
@@ -200,6 +202,9 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
   const LOADING_WORDS = new Set(['spinner', 'loading', 'loader', 'skeleton', 'shimmer']);
   /** Whole class names of loading states whose words alone say nothing (Bootstrap's placeholders). */
   const LOADING_CLASSES = new Set(['placeholder-glow', 'placeholder-wave']);
+  /** Icons of waiting (Font Awesome's), counted outside a control: in a button or a link the same icon means "refresh". */
+  const LOADING_ICONS = new Set(['fa-spin', 'fa-pulse', 'fa-circle-notch', 'fa-sync', 'fa-sync-alt', 'fa-rotate', 'fa-arrows-rotate', 'fa-refresh']);
+  const CONTROLS = 'button, a, [role="button"], label, summary, select';
   /** The whole text of an element that says it is loading: "Loading…", "Loading data...", in a few languages. */
   const LOADING_TEXT =
     /^(loading|please wait|chargement|cargando|carregando|caricamento|wird geladen|laden|загрузка|読み込み中|加载中|載入中)( [^ .…]{1,20}){0,2} ?(\.{2,3}|…)$/i;
@@ -233,9 +238,10 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
       }, undefined);
     each('[aria-busy="true"]', (e) => `${nameOf(e)}[aria-busy]`);
     each('progress:indeterminate, [role="progressbar"]:not([aria-valuenow])', (e) => `${nameOf(e)} (progress)`);
-    each('[class*="spinner" i], [class*="load" i], [class*="skeleton" i], [class*="shimmer" i], [class*="placeholder-" i]', (e) => {
+    each('[class*="spinner" i], [class*="load" i], [class*="skeleton" i], [class*="shimmer" i], [class*="placeholder-" i], [class*="fa-" i]', (e) => {
       const classes = (e.getAttribute('class') ?? '').split(/\s+/);
-      return classes.some((c) => LOADING_CLASSES.has(c)) || wordsOf(e).some((w) => LOADING_WORDS.has(w)) ? nameOf(e) : null;
+      if (classes.some((c) => LOADING_CLASSES.has(c)) || wordsOf(e).some((w) => LOADING_WORDS.has(w))) return nameOf(e);
+      return classes.some((c) => LOADING_ICONS.has(c)) && !e.closest(CONTROLS) ? nameOf(e) : null;
     });
     attempt(() => {
       if (!body) return;
@@ -322,9 +328,9 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
       if (middleY < 1 / 8 || middleX < 0.15 || middleX > 0.85) continue;
       let links = 0;
       for (const link of Array.from(document.querySelectorAll('a[href]')).slice(0, maxNodes)) {
-        if (!form.contains(link) && shownBox(link) && ++links > 20) break;
+        if (!form.contains(link) && shownBox(link) && ++links > 40) break;
       }
-      if (links > 20) continue;
+      if (links > 40) continue;
       let inside = 0;
       let outside = 0;
       const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
