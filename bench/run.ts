@@ -6,7 +6,8 @@
 // unless --skip-corpus. `npm run bench -- [--quick] [--soak N] [--rounds N] [--chromium PATH]
 // [--concurrency N,...] [--skip-corpus] [--docs]`. It prints a table per mix, writes
 // bench/results/latest.json and bench.svg (with --docs also to docs/img/, for figures being
-// published), and ends with the ratio lines, real pages first.
+// published), and ends with the ratio lines, real pages first, then wait_until settled against
+// load (settle-cost.ts).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,7 @@ import { browsersPss, snapshotTree } from './process-tree.js';
 import { measureRenderLinks } from './render-links.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, type Scenario, scenarioAt } from './scenarios.js';
 import { type ServiceUnderTest, startService } from './service-client.js';
+import { measureSettleCost, printSettleCost } from './settle-cost.js';
 import { closedLoop, type LoopResult, quantile, type RunSummary, summarise } from './stats.js';
 
 const MiB = 2 ** 20;
@@ -412,6 +414,8 @@ async function main() {
     await service.close();
     await fixtures.close();
   }
+  // After everything else, on a browser of its own: what wait_until settled costs against load.
+  printSettleCost(await measureSettleCost(chromiumPath, flags.quick ? 3 : 5, realMix.length > 0));
 }
 
 main().catch((err) => {
