@@ -8,17 +8,18 @@ import { ChromiumEngine } from '../../server/capture/chromium/chromium-engine.js
 import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import type { CaptureRequest } from '../../server/capture/engine.js';
 import { type DeviceName, PRESETS } from '../../server/capture/presets.js';
-import { appMissing, type AppName, startApp } from '../helpers/apps.js';
-import { type AppReference, appReference, type AppView, drawnShare } from '../helpers/apps-reference.js';
+import { appMissing, startApp } from '../helpers/apps.js';
+import { type AppReference, appReference, drawnShare } from '../helpers/apps-reference.js';
 import { comparePixels, decode, launchReference } from '../helpers/corpus-reference.js';
 import { forFile } from '../helpers/for-file.js';
+import { APP_CASES, type AppCase } from './app-cases.js';
 
 // Real web apps from Debian's packages, started by the test on loopback ports (test/helpers/apps.ts),
 // captured by the service's engine and held against a reference taken as a person sees them
 // (apps-reference.ts): a plain playwright capture once the view's `drawn` holds, plus a second.
 // Live apps never draw the same figures twice, so the measure is the drawn share: the ink (pixels
 // off the background) of the service's picture in the parts that must be drawn, over the
-// reference's. Each view says below how it decides it has drawn.
+// reference's. Each view says how it decides it has drawn (app-cases.ts).
 // For each case: the service's default readiness must give a drawn picture and no warning that
 // calls it unfinished; captured at `load` with a short settle cap, a picture that is not drawn must
 // carry `placeholders` or `not_settled`, and one that is must carry neither. The table of every case
@@ -29,115 +30,6 @@ const DRAWN_MIN = 0.6;
 /** The warnings that call a picture unfinished, or not the app. */
 const UNFINISHED = ['placeholders', 'not_settled'];
 const FALSE_ALARMS = [...UNFINISHED, 'login_page', 'overlay'];
-
-interface AppCase {
-  id: string;
-  app: AppName;
-  view: AppView;
-  presets: DeviceName[];
-  /** Draws after `load` (by script, from its API): the case caught at `load` is checked too. */
-  live: boolean;
-  /** The warning the default capture must carry (the view is not the app). */
-  warns?: string;
-}
-
-const inView = (element: Element) => {
-  const r = element.getBoundingClientRect();
-  return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight;
-};
-
-const CASES: AppCase[] = [
-  {
-    id: 'prometheus-graph',
-    app: 'prometheus',
-    // The classic graph page over the last minute of its own CPU use, drawn by script from
-    // /api/v1/query_range. Drawn: the plot's path has points, the legend is there, the spinner gone.
-    view: {
-      path: '/classic/graph?g0.expr=rate(process_cpu_seconds_total%5B5s%5D)&g0.tab=0&g0.range_input=1m',
-      drawn: () =>
-        [...document.querySelectorAll('.graph_area svg path.path')].some((p) => (p.getAttribute('d') ?? '').length > 50) &&
-        document.querySelectorAll('.legend .line').length > 0 &&
-        ![...document.querySelectorAll('.spinner')].some((s) => s.getBoundingClientRect().width > 0),
-      parts: ['.graph_area', '.legend'],
-    },
-    presets: ['desktop', 'mobile'],
-    live: true,
-  },
-  {
-    id: 'netdata-overview',
-    app: 'netdata',
-    // The dashboard's System Overview over its last minute, refreshed every second
-    // (`update_always`: refresh even when the page has no focus, as a headless page has not), its
-    // gauges and charts filled by script from /api/v1/data. Drawn: every gauge in the viewport shows
-    // a number, not "-" (the charts are filled by the same round of requests; the grace draws them).
-    view: {
-      path: '/#after=-60;before=0;update_always=true',
-      drawn: () => {
-        const visible = (e: Element) => {
-          const r = e.getBoundingClientRect();
-          return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight;
-        };
-        const figures = [...document.querySelectorAll('.easyPieChartLabel, .gaugeChartLabel')].filter(visible);
-        return figures.length >= 6 && figures.every((f) => /\d/.test(f.textContent ?? ''));
-      },
-      parts: ['.netdata-container-easypiechart', '.netdata-container-gauge', '[id^="dygraph-system."] canvas'],
-    },
-    presets: ['desktop'],
-    live: true,
-  },
-  {
-    id: 'transmission-list',
-    app: 'transmission',
-    // The web interface's list of transfers, filled by script from its RPC. Drawn: the transfer's
-    // row shows its name, its progress bar and its details.
-    view: {
-      path: '/transmission/web/',
-      drawn: () =>
-        [...document.querySelectorAll('#torrent_list .torrent')].some(
-          (row) => (row.querySelector('.torrent_name')?.textContent ?? '') !== '' && (row.querySelector('.torrent_progress_details')?.textContent ?? '') !== '',
-        ),
-      parts: ['#torrent_list', '#torrent_container'],
-    },
-    presets: ['desktop', 'mobile'],
-    live: true,
-  },
-  {
-    id: 'dokuwiki-syntax',
-    app: 'dokuwiki',
-    // A page rendered by the server: drawn once loaded and its fonts are in.
-    view: {
-      path: '/doku.php?id=wiki:syntax',
-      drawn: () => document.readyState === 'complete' && document.fonts.status === 'loaded',
-      parts: ['.page'],
-    },
-    presets: ['desktop', 'mobile'],
-    live: false,
-  },
-  {
-    id: 'dokuwiki-login',
-    app: 'dokuwiki',
-    // Its sign-in form: what a capture of an app behind a login shows.
-    view: {
-      path: '/doku.php?id=start&do=login',
-      drawn: () => document.readyState === 'complete' && document.querySelector('#dw__login') !== null,
-      parts: ['#dw__login'],
-    },
-    presets: ['desktop'],
-    live: false,
-    warns: 'login_page',
-  },
-  {
-    id: 'glances-web',
-    app: 'glances',
-    view: {
-      path: '/',
-      drawn: () => [...document.querySelectorAll('#cpu, .plugin')].some(inView),
-      parts: ['#cpu', '.plugin'],
-    },
-    presets: ['desktop'],
-    live: true,
-  },
-];
 
 interface Row {
   id: string;
@@ -234,15 +126,16 @@ describe('real web apps captured as a person sees them (the apps corpus)', () =>
       fs.writeFileSync(`${base}.service.png`, service.image);
       fs.writeFileSync(`${base}.reference.png`, ref.png);
     }
-    return { drawn, codes, what: `${c.id} ${device} ${readiness}: drawn share ${share.toFixed(2)}, warnings [${codes.join(', ')}]` };
+    const said = service.warnings.map((w) => `${w.code}: ${w.message}`).join('; ');
+    return { drawn, codes, what: `${c.id} ${device} ${readiness}: drawn share ${share.toFixed(2)}, warnings [${said}]` };
   }
 
-  for (const app of [...new Set(CASES.map((c) => c.app))]) {
+  for (const app of [...new Set(APP_CASES.map((c) => c.app))]) {
     const missing = appMissing(app);
     describe.skipIf(missing !== null)(`${app}${missing ? ` (skipped: ${missing})` : ''}`, () => {
       const running = forFile(() => startApp(app), (a) => a.stop());
 
-      for (const c of CASES.filter((x) => x.app === app)) {
+      for (const c of APP_CASES.filter((x) => x.app === app)) {
         for (const device of c.presets) {
           let reference: Promise<AppReference> | undefined;
           const referenceOf = (url: string) => (reference ??= appReference(browser, url, PRESETS[device], c.view));

@@ -49,7 +49,8 @@ export function appMissing(name: AppName): string | null {
     case 'glances':
       // Debian 12's glances ships the web UI's Vue sources without their built bundle, so
       // `glances -w` has no page to serve.
-      return need([GLANCES], 'glances') ?? need([GLANCES_WEB], 'a glances whose package carries its built web UI (Debian 12\'s does not)');
+      if (!fs.existsSync(GLANCES)) return need([GLANCES], 'glances');
+      return fs.existsSync(GLANCES_WEB) ? null : `its package has no built web UI (${GLANCES_WEB}): Debian 12's has none`;
   }
 }
 
@@ -59,8 +60,12 @@ export async function startApp(name: AppName): Promise<StartedApp> {
   if (reason) throw new Error(`${name} cannot start: ${reason}`);
   const dir = await tempDir(`sa-app-${name}-`);
   const processes: ChildProcess[] = [];
+  // A test process that ends without stop() (a worker torn down, a time-out) takes the app along.
+  const killOnExit = () => processes.forEach((child) => signalGroup(child, 'SIGKILL'));
+  process.once('exit', killOnExit);
   const stop = async () => {
     await Promise.all(processes.map(stopProcess));
+    process.removeListener('exit', killOnExit);
     await fs.promises.rm(dir, { recursive: true, force: true });
   };
   const run = (command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) => {
@@ -235,16 +240,19 @@ async function transmissionRpc(url: string, method: string, args: object): Promi
 async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, name);
-    } catch {
-      // Gone already.
-    }
-  };
-  signal('SIGTERM');
-  const killed = sleep(5_000).then(() => signal('SIGKILL'));
+  signalGroup(child, 'SIGTERM');
+  const killed = sleep(5_000).then(() => signalGroup(child, 'SIGKILL'));
   await Promise.race([exited, killed.then(() => exited)]);
+}
+
+/** Sends `signal` to the process group the child leads (it and the helpers it started). */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Gone already.
+  }
 }
 
 /** The tail of every log the app wrote, for a start that failed. */
