@@ -73,8 +73,9 @@ const GRID = { columns: 16, rows: 12 };
  * - placeholders: loading states shown in the area: `aria-busy="true"`, indeterminate progress
  *   bars (`<progress>` without a value, `role="progressbar"` without `aria-valuenow`), elements
  *   with a class word of LOADING_WORDS or a class of LOADING_CLASSES, a waiting icon of LOADING_ICONS
- *   outside a button or link, an element whose whole text
- *   is "Loading…" (LOADING_TEXT), and `<svg>` charts with axes but no data marks. Each counts
+ *   outside a button or link, an element whose whole text is "Loading…" (LOADING_TEXT), two or
+ *   more large figures shown as a dash (BLANK_FIGURE: a gauge without its value), and `<svg>`
+ *   charts with axes but no data marks. Each counts
  *   once, and not inside another one already counted;
  * - canvases: the rectangles of the canvases in the area of at least 60 × 40 CSS px, for Node to
  *   check the picture for blank ones (the page's own pixels are not read: a WebGL canvas reads
@@ -208,6 +209,9 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
   /** The whole text of an element that says it is loading: "Loading…", "Loading data...", in a few languages. */
   const LOADING_TEXT =
     /^(loading|please wait|chargement|cargando|carregando|caricamento|wird geladen|laden|загрузка|読み込み中|加载中|載入中)( [^ .…]{1,20}){0,2} ?(\.{2,3}|…)$/i;
+  /** The whole text of a figure that has no value yet: a dash or an ellipsis, in type of at least FIGURE_MIN_PX. */
+  const BLANK_FIGURE = /^(-|--|–|—|…|\.\.\.)$/;
+  const FIGURE_MIN_PX = 20;
   /** Class words of an svg chart's axes and of its furniture, whose shapes are not data. */
   const AXIS_WORDS = new Set(['axis', 'tick', 'ticks']);
   const FURNITURE_WORDS = new Set(['axis', 'tick', 'ticks', 'grid', 'gridline', 'gridlines', 'domain', 'legend', 'background', 'bg', 'title', 'label', 'labels', 'tooltip', 'crosshair']);
@@ -246,14 +250,19 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
     attempt(() => {
       if (!body) return;
       const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+      const dashes: Element[] = [];
       for (let n = 0, node = walker.nextNode(); node && n < maxNodes; n++, node = walker.nextNode()) {
         const text = node.nodeValue ?? '';
         if (text.length > 80) continue;
         const trimmed = text.trim().replace(/\s+/g, ' ');
         const parent = node.parentElement;
-        if (trimmed.length < 4 || trimmed.length > 48 || !parent || !LOADING_TEXT.test(trimmed)) continue;
-        if ((parent.textContent ?? '').trim().replace(/\s+/g, ' ') === trimmed) note(parent, `"${trimmed}"`);
+        if (!parent || (parent.textContent ?? '').trim().replace(/\s+/g, ' ') !== trimmed) continue;
+        if (BLANK_FIGURE.test(trimmed) && parseFloat(getComputedStyle(parent).fontSize) >= FIGURE_MIN_PX) dashes.push(parent);
+        else if (trimmed.length >= 4 && trimmed.length <= 48 && LOADING_TEXT.test(trimmed)) note(parent, `"${trimmed}"`);
       }
+      // One large dash may be a design; several are a dashboard's figures waiting for their values.
+      const shown = dashes.filter((e) => shownBox(e));
+      if (shown.length >= 2) for (const e of shown) note(e, `${nameOf(e)} "${(e.textContent ?? '').trim()}"`);
     }, undefined);
     each('svg', (svg) => {
       if (svg.parentElement?.closest('svg')) return null;
