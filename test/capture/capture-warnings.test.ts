@@ -9,6 +9,7 @@ import { NOTHING_PROBED } from '../../server/capture/in-page/warning-probe.js';
 import { captureWarnings, oneColour } from '../../server/capture/outputs/capture-warnings.js';
 import type { Cut } from '../../server/capture/pipeline/capture-clip.js';
 import type { SettleReport } from '../../server/capture/pipeline/settle-report.js';
+import { PRESETS } from '../../server/capture/presets.js';
 import { HOST_RESOLVER_RULES } from '../fixtures/blocking-pages.js';
 import { LOADING_STATES } from '../fixtures/warning-pages.js';
 import { engineWithFixtures } from '../helpers/capture-engine.js';
@@ -126,6 +127,13 @@ describe('the warnings of a capture', () => {
   it.each(Object.keys(LOADING_STATES))('gives none for the same panel once drawn (%s)', async (kind) => {
     const result = await capture(`/warn/loaded/${kind}.html`);
     expect(result.warnings).toEqual([]);
+  });
+
+  it('finds a blank canvas by its place in a picture of 3 device pixels per CSS pixel', async () => {
+    const blank = await capture('/warn/loading/canvas.html', { preset: PRESETS.mobile });
+    expect(blank.warnings).toEqual([{ code: 'placeholders', message: expect.stringMatching(/\(canvas \d+×\d+ blank\)/) }]);
+    const drawn = await capture('/warn/loaded/canvas.html', { preset: PRESETS.mobile });
+    expect(drawn.warnings).toEqual([]);
   });
 
   it('says login_page for a sign-in form that is the page\'s content, naming the form', async () => {
