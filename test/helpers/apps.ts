@@ -28,6 +28,9 @@ const TRANSMISSION = '/usr/bin/transmission-daemon';
 const TRANSMISSION_CREATE = '/usr/bin/transmission-create';
 const PHP = '/usr/bin/php';
 const DOKUWIKI = '/usr/share/dokuwiki';
+const DOKUWIKI_CONF = '/etc/dokuwiki';
+/** The wiki's pages as the package installed them. */
+const DOKUWIKI_DATA = '/var/lib/dokuwiki/data';
 const GLANCES = '/usr/bin/glances';
 const GLANCES_WEB = '/usr/lib/python3/dist-packages/glances/outputs/static/public/index.html';
 
@@ -45,7 +48,7 @@ export function appMissing(name: AppName): string | null {
     case 'transmission':
       return need([TRANSMISSION, TRANSMISSION_CREATE], 'transmission-daemon transmission-cli');
     case 'dokuwiki':
-      return need([PHP, DOKUWIKI], 'dokuwiki php-cli');
+      return need([PHP, DOKUWIKI], 'dokuwiki php-cli') ?? (readable(DOKUWIKI_DATA) ? null : `${DOKUWIKI_DATA} is readable by www-data only: run as root, or let this user read it`);
     case 'glances':
       // Debian 12's glances ships the web UI's Vue sources without their built bundle, so
       // `glances -w` has no page to serve.
@@ -178,10 +181,14 @@ const STARTERS: Record<AppName, (app: StartContext) => Promise<void>> = {
   async dokuwiki({ dir, port, url, run }) {
     const site = path.join(dir, 'site');
     fs.cpSync(DOKUWIKI, site, { recursive: true, dereference: true });
-    fs.cpSync('/etc/dokuwiki', path.join(dir, 'conf'), { recursive: true, dereference: true });
-    fs.cpSync('/var/lib/dokuwiki/data', path.join(dir, 'data'), { recursive: true, dereference: true });
-    fs.writeFileSync(path.join(site, 'inc', 'preload.php'), `<?php\ndefine('DOKU_CONF', ${JSON.stringify(path.join(dir, 'conf') + '/')});\n`);
-    fs.appendFileSync(path.join(dir, 'conf', 'local.php'), `\n$conf['savedir'] = ${JSON.stringify(path.join(dir, 'data'))};\n`);
+    // The access lists link to files www-data alone reads: the package's defaults stand for them.
+    const conf = path.join(dir, 'conf');
+    const lists = ['acl.auth.php', 'users.auth.php'];
+    fs.cpSync(DOKUWIKI_CONF, conf, { recursive: true, dereference: true, filter: (from) => !lists.includes(path.basename(from)) });
+    for (const list of lists) fs.copyFileSync(path.join(DOKUWIKI_CONF, `${list}.dist`), path.join(conf, list));
+    fs.cpSync(DOKUWIKI_DATA, path.join(dir, 'data'), { recursive: true, dereference: true });
+    fs.writeFileSync(path.join(site, 'inc', 'preload.php'), `<?php\ndefine('DOKU_CONF', ${JSON.stringify(conf + '/')});\n`);
+    fs.appendFileSync(path.join(conf, 'local.php'), `\n$conf['savedir'] = ${JSON.stringify(path.join(dir, 'data'))};\n`);
     run(PHP, ['-S', `127.0.0.1:${port}`], { cwd: site, env: { PHP_CLI_SERVER_WORKERS: '4' } });
     await until('dokuwiki answers', async () => (await fetch(`${url}/doku.php?id=wiki:syntax`, { signal: AbortSignal.timeout(5_000) })).ok);
   },
@@ -191,6 +198,15 @@ const STARTERS: Record<AppName, (app: StartContext) => Promise<void>> = {
     await until('glances answers', async () => (await fetch(`${url}/api/3/cpu`, { signal: AbortSignal.timeout(5_000) })).ok);
   },
 };
+
+function readable(dir: string): boolean {
+  try {
+    fs.readdirSync(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function currentUser(): string {
   return execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
