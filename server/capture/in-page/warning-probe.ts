@@ -256,9 +256,12 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
         if (text.length > 80) continue;
         const trimmed = text.trim().replace(/\s+/g, ' ');
         const parent = node.parentElement;
-        if (!parent || (parent.textContent ?? '').trim().replace(/\s+/g, ' ') !== trimmed) continue;
-        if (BLANK_FIGURE.test(trimmed) && parseFloat(getComputedStyle(parent).fontSize) >= FIGURE_MIN_PX) dashes.push(parent);
-        else if (trimmed.length >= 4 && trimmed.length <= 48 && LOADING_TEXT.test(trimmed)) note(parent, `"${trimmed}"`);
+        const dash = BLANK_FIGURE.test(trimmed);
+        if (!parent || !(dash || (trimmed.length >= 4 && trimmed.length <= 48 && LOADING_TEXT.test(trimmed)))) continue;
+        // The element's whole text, read only for the few texts that match (a parent's text may be the whole document).
+        if ((parent.textContent ?? '').trim().replace(/\s+/g, ' ') !== trimmed) continue;
+        if (!dash) note(parent, `"${trimmed}"`);
+        else if (parseFloat(getComputedStyle(parent).fontSize) >= FIGURE_MIN_PX) dashes.push(parent);
       }
       // One large dash may be a design; several are a dashboard's figures waiting for their values.
       const shown = dashes.filter((e) => shownBox(e));
