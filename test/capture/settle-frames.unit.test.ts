@@ -48,6 +48,16 @@ describe('the frames of a page waiting to settle', () => {
     expect(watch.onItsOwn()).toEqual([]);
   });
 
+  it('leave out regions of any size that change on their own with pauses between (charts refreshed every second, in turn)', () => {
+    const watch = new FrameWatch();
+    // Four bands of the whole width, each redrawn once a second, a quarter of a second apart: the
+    // picture changes every 250 ms somewhere, each band pauses a second.
+    const bands = (at: number) => [0, 1, 2, 3].map((i) => ({ x: 0, y: i * 12, width: 64, height: 12, tone: Math.floor((at - i * 250) / 1_000) % 2 ? 0 : 90 }));
+    for (let at = 0; at <= 3_200; at += 100) watch.add(frame(at, bands(at)));
+    expect(watch.settled()).toBe(true);
+    expect(watch.onItsOwn()).toEqual([{ x: 0, y: 100, width: 256, height: 192 }]);
+  });
+
   it('start again when the frame moves (the page scrolled) or changes size', () => {
     const watch = new FrameWatch();
     for (let at = 0; at <= 600; at += 100) watch.add(frame(at));

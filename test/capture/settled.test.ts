@@ -54,6 +54,12 @@ describe('a capture that waits for the page to settle', () => {
     expect(await redShareOfChart(result)).toBeLessThan(0.05);
   });
 
+  it('waits for work the page put off for a moment: rows drawn from a timeout once the data came', async () => {
+    const { result } = await capture('/live/rows.html');
+    expect(result.html).toContain('Transfer 12');
+    expect(codes(result)).toEqual([]);
+  });
+
   it('reaches settled with a WebSocket and an event stream open, without waiting for its cap and without network_busy', async () => {
     const { result, ms } = await capture('/live/streams.html', { settleTimeoutMs: 8_000 });
     expect(codes(result)).toEqual([]);

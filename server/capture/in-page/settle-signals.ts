@@ -4,10 +4,14 @@
 
 /**
  * An init script for every document: notes when the document last changed (a node added or
- * removed, an attribute or a text changed), and when a script last asked for an animation frame
- * from within one (an animation loop drawn by script: a canvas, a style changed every frame),
- * without changing what the page sees: requestAnimationFrame is wrapped in a proxy of the native
- * function, so it still looks native. Read by pageActivity through a registered symbol on the window.
+ * removed, an attribute or a text changed), when a script last asked for an animation frame from
+ * within one (an animation loop drawn by script: a canvas, a style changed every frame), and the
+ * work a script has put off for a moment: timeouts of up to a second set outside a timeout (an
+ * app that draws its rows from a timer once its data came, a step that waits before the next
+ * request). A timeout set by a timeout — a refresh loop, a clock — and intervals are not counted:
+ * they never end. Nothing of what the page sees changes: requestAnimationFrame, setTimeout and
+ * clearTimeout are wrapped in proxies of the native functions, so they still look native. Read by
+ * pageActivity through a registered symbol on the window.
  */
 export function watchDocumentChanges(): void {
   const mark = Symbol.for('screenshot-appliance.last-change');
@@ -40,7 +44,48 @@ export function watchDocumentChanges(): void {
     });
     Object.defineProperty(window, 'requestAnimationFrame', { ...descriptor, value: proxy });
   }
-  const read = () => ({ count: seen.count, sinceMs: performance.now() - seen.last, sinceLoopMs: performance.now() - seen.loop });
+  // Timeouts put off work for a moment: id → when it is due.
+  const putOff = new Map<unknown, number>();
+  let inTimeout = false;
+  const wrap = (name: 'setTimeout' | 'clearTimeout', apply: (target: (...args: unknown[]) => unknown, self: unknown, args: unknown[]) => unknown) => {
+    const own = Object.getOwnPropertyDescriptor(window, name);
+    if (!own || typeof own.value !== 'function') return;
+    Object.defineProperty(window, name, { ...own, value: new Proxy(own.value as (...args: unknown[]) => unknown, { apply }) });
+  };
+  wrap('setTimeout', (target, self, args) => {
+    const [callback, delay, ...rest] = args;
+    if (typeof callback !== 'function') return Reflect.apply(target, self, args);
+    const ms = Number(delay) || 0;
+    const counted = !inTimeout && ms <= 1000;
+    const id = Reflect.apply(target, self, [
+      (...params: unknown[]) => {
+        putOff.delete(id);
+        const outer = inTimeout;
+        inTimeout = true;
+        try {
+          return (callback as (...params: unknown[]) => unknown)(...params);
+        } finally {
+          inTimeout = outer;
+        }
+      },
+      delay,
+      ...rest,
+    ]);
+    if (counted) putOff.set(id, performance.now() + ms);
+    return id;
+  });
+  wrap('clearTimeout', (target, self, args) => {
+    putOff.delete(args[0]);
+    return Reflect.apply(target, self, args);
+  });
+  const read = () => {
+    const now = performance.now();
+    let timeouts = 0;
+    // A timeout long overdue belongs to a page too busy to run it, or to a window that runs none: not waited for.
+    for (const [id, due] of putOff) if (now - due > 1000) putOff.delete(id);
+    else timeouts++;
+    return { count: seen.count, sinceMs: now - seen.last, sinceLoopMs: now - seen.loop, timeouts };
+  };
   Object.defineProperty(window, mark, { value: read, configurable: true, enumerable: false });
 }
 
@@ -50,9 +95,10 @@ export interface PageActivity {
   fontsReady: boolean;
   /**
    * How many times the document has changed (watchDocumentChanges: batches of changes), how
-   * long ago it last did, and how long ago a script last asked for a frame from within one, in ms.
+   * long ago it last did, how long ago a script last asked for a frame from within one, in ms,
+   * and how many timeouts put work off for a moment (up to a second, set outside a timeout).
    */
-  changes: { count: number; sinceMs: number; sinceLoopMs: number };
+  changes: { count: number; sinceMs: number; sinceLoopMs: number; timeouts: number };
   /**
    * Something in the viewport may change the picture without changing the document: a canvas,
    * a video, a frame, an embed or object, an animation (CSS or script) that will end, or a
@@ -76,7 +122,7 @@ export function pageActivity(): PageActivity {
     }
   }
   const watched = (window as unknown as Record<symbol, (() => PageActivity['changes']) | undefined>)[Symbol.for('screenshot-appliance.last-change')];
-  const changes = typeof watched === 'function' ? watched() : { count: 0, sinceMs: 1e9, sinceLoopMs: 1e9 };
+  const changes = typeof watched === 'function' ? watched() : { count: 0, sinceMs: 1e9, sinceLoopMs: 1e9, timeouts: 0 };
   const vv = window.visualViewport;
   const viewport = {
     x: vv ? vv.pageLeft : window.scrollX,

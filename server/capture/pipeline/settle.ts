@@ -6,8 +6,8 @@ import { evaluate, type PageDriver } from './page-driver.js';
 import type { SettleRegion, SettleReport } from './settle-report.js';
 
 // The wait for a settled page (`wait_until: settled`): after `load`, until the page's fonts are
-// loaded, its network has quieted (connections open by design left out: PageTraffic), and its
-// picture has stopped changing — cheap low-resolution frames of the area to be captured, taken
+// loaded, its network has quieted (connections open by design left out: PageTraffic), the work
+// it put off for a moment has run (settle-signals.ts), and its picture has stopped changing — cheap low-resolution frames of the area to be captured, taken
 // until consecutive frames agree but for regions that keep changing on their own (a clock, a
 // live counter, a spinner) — or until the cap, when the picture is taken anyway and the report
 // says what still moved.
@@ -28,7 +28,12 @@ const CHANNEL_TOLERANCE = 6;
 const ON_ITS_OWN_MS = 1_500;
 /** Changes in at least this many frames, over ON_ITS_OWN_MS, make a cell one that changes on its own. */
 const ON_ITS_OWN_CHANGES = 3;
-/** Regions changing on their own are left out only while they cover at most this share of the frame. */
+/**
+ * A region that changes on its own with pauses of this long between changes (a dashboard's
+ * refresh every second, a clock) is left out however large; one that changes without such pauses
+ * (a spinner, an animation) only while such regions cover at most ON_ITS_OWN_MAX_SHARE of the frame.
+ */
+const PAUSE_MS = 300;
 const ON_ITS_OWN_MAX_SHARE = 1 / 4;
 
 /** What the wait reads of the page's network (PageTraffic). */
@@ -61,7 +66,8 @@ export async function waitUntilSettled(driver: PageDriver, network: SettlingNetw
     const changedSinceLoad = activity.changes.count > first.changes.count;
     const needsFrames = frames.started || activity.drawsItself || changedSinceLoad;
     if (needsFrames) await frames.take(driver, clipOf(input.area, activity.viewport), input.dpr);
-    const pictureSettled = needsFrames ? frames.settled() : true;
+    // Work the page put off for a moment (a timeout of up to a second) may still draw: not settled before it ran.
+    const pictureSettled = activity.changes.timeouts === 0 && (needsFrames ? frames.settled() : true);
     if (activity.fontsReady && net.settled && pictureSettled) break;
     if (Date.now() >= until) break;
     await sleep(Math.min(needsFrames ? FRAME_EVERY_MS : POLL_MS, Math.max(0, until - Date.now())));
@@ -70,7 +76,7 @@ export async function waitUntilSettled(driver: PageDriver, network: SettlingNetw
   if (!activity.fontsReady) holding.push('fonts');
   if (!net.settled) holding.push('network');
   const changing = frames.started && !frames.settled() ? frames.changing() : null;
-  if (changing) holding.push('picture');
+  if (changing || activity.changes.timeouts > 0) holding.push('picture');
   return {
     settled: holding.length === 0,
     waitedMs: Date.now() - started,
@@ -107,6 +113,8 @@ interface CellHistory {
   changes: number;
   first: number;
   last: number;
+  /** The longest time between two of its changes. */
+  longestPause: number;
 }
 
 /**
@@ -153,8 +161,9 @@ export class FrameWatch {
       const history = this.cells.get(cell);
       if (history) {
         history.changes++;
+        history.longestPause = Math.max(history.longestPause, frame.at - history.last);
         history.last = frame.at;
-      } else this.cells.set(cell, { changes: 1, first: frame.at, last: frame.at });
+      } else this.cells.set(cell, { changes: 1, first: frame.at, last: frame.at, longestPause: 0 });
     }
   }
 
@@ -206,13 +215,19 @@ export class FrameWatch {
     return regions.slice(0, 10);
   }
 
-  /** Cells that changed at least ON_ITS_OWN_CHANGES times over ON_ITS_OWN_MS — none when they would cover too much of the frame. */
+  /**
+   * Cells that changed at least ON_ITS_OWN_CHANGES times over ON_ITS_OWN_MS: those that paused
+   * between changes, and those that did not while they cover at most ON_ITS_OWN_MAX_SHARE of the frame.
+   */
   private ignoredCells(): Set<number> {
-    const ignored = new Set<number>();
+    const pausing = new Set<number>();
+    const restless = new Set<number>();
     for (const [cell, history] of this.cells) {
-      if (history.changes >= ON_ITS_OWN_CHANGES && history.last - history.first >= ON_ITS_OWN_MS) ignored.add(cell);
+      if (history.changes < ON_ITS_OWN_CHANGES || history.last - history.first < ON_ITS_OWN_MS) continue;
+      (history.longestPause >= PAUSE_MS ? pausing : restless).add(cell);
     }
-    return ignored.size <= this.columns * this.rows * ON_ITS_OWN_MAX_SHARE ? ignored : new Set();
+    if (restless.size <= this.columns * this.rows * ON_ITS_OWN_MAX_SHARE) for (const cell of restless) pausing.add(cell);
+    return pausing;
   }
 
   /** The box around cells, in CSS px of the document. */
