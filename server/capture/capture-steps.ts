@@ -204,7 +204,8 @@ async function waitForPageToSettle(capture: Capture): Promise<void> {
   const capMs = Math.max(0, Math.min(asked.settleTimeoutMs ?? SETTLE_TIMEOUT_DEFAULT_MS, (deadline - Date.now()) / 2));
   capture.settle = await onFinalDocument(frame, async () => {
     const area = asked.clip ?? (asked.selector ? await selectorClip(driver, asked.selector).catch(() => null) : null);
-    return waitUntilSettled(driver, traffic, { capMs, dpr: request.preset.deviceScaleFactor, area });
+    const { deviceScaleFactor: dpr, width, height } = request.preset;
+    return waitUntilSettled(driver, traffic, { capMs, dpr, area, viewport: { width, height } });
   });
 }
 

@@ -97,24 +97,27 @@ export interface BlankCheck<T extends TakenPicture> {
   retaken: { inFlight: number; waitedMs: number } | null;
 }
 
+/** What the blank check asks of the page's network: the requests it still waits on, however long they have been held (event streams aside). */
+export interface AwaitedNetwork {
+  awaited(): number;
+  untilNoneAwaited(maxMs: number): Promise<unknown>;
+}
+
 /**
  * Checks a picture for being one colour. A blank picture of a page that still had requests in
- * flight is taken again (`retake`), once, after the network has quieted (at most 5 s, and half of
- * what is left until `deadline`): a page that paints only once its data arrives is then shown.
+ * flight — a slow answer held for seconds too, which network_busy and the settled wait count as a
+ * long poll — is taken again (`retake`), once, after they ended (at most 5 s, and half of what is
+ * left until `deadline`): a page that paints only once its data arrives is then shown.
  */
-export async function retakeIfBlank<T extends TakenPicture>(
-  first: T,
-  network: { networkIdle(maxMs: number): Promise<unknown> },
-  retake: () => Promise<T>,
-  deadline: number,
-): Promise<BlankCheck<T>> {
+export async function retakeIfBlank<T extends TakenPicture>(first: T, network: AwaitedNetwork, retake: () => Promise<T>, deadline: number): Promise<BlankCheck<T>> {
   const blank = await oneColour(first.png);
-  if (blank === null || first.inFlight.length === 0) return { shot: first, blank, retaken: null };
+  const awaited = network.awaited();
+  if (blank === null || awaited === 0) return { shot: first, blank, retaken: null };
   const started = Date.now();
-  await network.networkIdle(Math.max(0, Math.min(RETAKE_WAIT_MAX_MS, (deadline - started) / 2)));
+  await network.untilNoneAwaited(Math.max(0, Math.min(RETAKE_WAIT_MAX_MS, (deadline - started) / 2)));
   const waitedMs = Date.now() - started;
   const shot = await retake();
-  return { shot, blank: await oneColour(shot.png), retaken: { inFlight: first.inFlight.length, waitedMs } };
+  return { shot, blank: await oneColour(shot.png), retaken: { inFlight: awaited, waitedMs } };
 }
 
 /** Everything the warnings of one capture are decided from. */

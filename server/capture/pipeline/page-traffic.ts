@@ -1,5 +1,6 @@
 import { egressDenial, egressUnreachable, isTunnelRefusal } from '../../egress/proxy-markers.js';
 import { egressBlocked, unreachableFailure } from '../capture-failures.js';
+import type { AwaitedNetwork } from '../outputs/capture-warnings.js';
 import type { MainFrame } from './main-frame.js';
 import { listen, type PageDriver } from './page-driver.js';
 import type { PageNetwork } from './quiet-network.js';
@@ -58,7 +59,7 @@ function openByDesign(request: InFlight, now: number): boolean {
  * network-idle wait) and which the egress proxy refused, separating the main frame's document
  * from sub-requests. The page must be enabled (`Network.enable`) for the events to come.
  */
-export class PageTraffic implements PageNetwork {
+export class PageTraffic implements PageNetwork, AwaitedNetwork {
   /** Sub-requests the egress proxy refused. */
   blockedRequests = 0;
   /** The proxy's reason when the document shown in the main frame was refused, else null. */
@@ -180,6 +181,19 @@ export class PageTraffic implements PageNetwork {
     return this.ordinaryInFlight(Date.now())
       .filter((request) => !(settled && DATA_TYPES.has(request.type ?? '')))
       .map((request) => request.url);
+  }
+
+  /** Requests in flight the page still waits on, however long held: all but event streams (the blank check's retake). */
+  awaited(): number {
+    let count = 0;
+    for (const request of this.inFlight.values()) if (request.type !== 'EventSource') count++;
+    return count;
+  }
+
+  /** Resolves once awaited() is 0, or after `maxMs`. */
+  async untilNoneAwaited(maxMs: number): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    while (this.awaited() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 
   /** Starts watching for the network to settle: what was in flight before counts no more as a crowd (the page's `load`). */

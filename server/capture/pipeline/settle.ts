@@ -51,7 +51,11 @@ export type WatchedArea = SettleRegion | null;
  * document, nothing in view that draws itself) is settled at once, without a frame. `dpr` is the
  * device pixel ratio the page is emulated with (a frame's pixels are CSS px × scale × dpr).
  */
-export async function waitUntilSettled(driver: PageDriver, network: SettlingNetwork, input: { capMs: number; dpr: number; area: WatchedArea }): Promise<SettleReport> {
+export async function waitUntilSettled(
+  driver: PageDriver,
+  network: SettlingNetwork,
+  input: { capMs: number; dpr: number; area: WatchedArea; viewport: { width: number; height: number } },
+): Promise<SettleReport> {
   const started = Date.now();
   const until = started + input.capMs;
   network.markSettleStart();
@@ -60,7 +64,8 @@ export async function waitUntilSettled(driver: PageDriver, network: SettlingNetw
   let activity: PageActivity;
   let net: { settled: boolean; busy: string[] };
   for (;;) {
-    activity = await evaluate(driver, pageActivity, null);
+    // A page that broke what pageActivity calls is watched by its frames alone, over the preset's viewport.
+    activity = await evaluate(driver, pageActivity, null).catch(() => unknownActivity(first, input.viewport));
     first ??= activity;
     net = network.networkSettled();
     const changedSinceLoad = activity.changes.count > first.changes.count;
@@ -85,6 +90,16 @@ export async function waitUntilSettled(driver: PageDriver, network: SettlingNetw
     changing,
     ignored: frames.started ? frames.onItsOwn() : [],
     busy: net.busy.slice(0, 3),
+  };
+}
+
+/** What is assumed of a page whose activity could not be read: nothing is known, so its frames decide. */
+function unknownActivity(first: PageActivity | null, viewport: { width: number; height: number }): PageActivity {
+  return {
+    fontsReady: true,
+    changes: first?.changes ?? { count: 0, sinceMs: 0, sinceLoopMs: 1e9, timeouts: 0 },
+    drawsItself: true,
+    viewport: first?.viewport ?? { x: 0, y: 0, ...viewport },
   };
 }
 
