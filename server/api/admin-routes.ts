@@ -140,8 +140,9 @@ export function adminRoutes(deps: AdminDeps): Router {
     // Checked as a POST /v1/screenshot body would be (the link's own expires and render_timeout
     // as its query would be), so a link that could only be refused is not made.
     const { expires, render_timeout: renderTimeout, ...options } = (request ?? {}) as Record<string, unknown>;
-    parseScreenshotParams(options);
+    // Before the parse, which fills in the defaults (evidence: false among them).
     refuseSecretOptions(Object.keys(options));
+    parseScreenshotParams(options);
     if (renderTimeout !== undefined) renderTimeoutSeconds(queryText('render_timeout', renderTimeout));
     if (expires !== undefined && !(Number.isInteger(expires) && (expires as number) > 0)) throw new ValidationError('expires must be a Unix time in seconds', 'expires');
     const found = await deps.keys.forRenderLink(ctx.params.id);

@@ -46,6 +46,7 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
     throw options.tripwire.error ? options.tripwire.error.error : err;
   } finally {
     capture.stopHeaders();
+    capture.exchanges?.dispose();
     pageConsole.dispose();
     traffic.dispose();
     frame.dispose();
@@ -53,7 +54,7 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
 }
 
 /** What the steps found, as the engine returns it: the image, the page's source and facts, the warnings and outputs. */
-function resultOf({ request, options, asked, traffic, console, taken, blank, image, extracted }: Capture): CaptureResult {
+function resultOf({ request, options, asked, traffic, console, taken, blank, image, extracted, recorded }: Capture): CaptureResult {
   if (!taken || !image) throw new Error('The capture steps took no picture');
   const { warnings: extractWarnings = [], ...outputs } = extracted ?? {};
   return {
@@ -77,5 +78,6 @@ function resultOf({ request, options, asked, traffic, console, taken, blank, ima
       console: console.errorsOfDocument(),
     }).concat(extractWarnings),
     ...(extracted ? { extracted: outputs } : {}),
+    ...(recorded ? { exchanges: recorded } : {}),
   };
 }

@@ -1,0 +1,239 @@
+// Evidence bundles through the real API: a capture with `evidence: true` of a loopback page with
+// an image, a stylesheet and a script, whose WACZ follows the 1.1.1 layout, is signed by the
+// appliance's key, and holds none of the request's secrets; POST /v1/evidence/verify on it, on
+// a copy with one byte changed, and on one signed by another key. Real server, real Chromium.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yauzl from 'yauzl';
+import yazl from 'yazl';
+
+import { EVIDENCE_KEY_FILE } from '../../server/crypto/evidence-key.js';
+import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Supplier terms</title>
+<link rel="stylesheet" href="/style.css"></head>
+<body><h1>Terms of sale</h1><img src="/pic.png" width="40" height="40" alt="logo"><p id="by-script">not yet</p>
+<script src="/app.js"></script></body></html>`;
+const STYLE = 'body { background: rgb(250, 240, 200); font: 16px sans-serif } h1 { color: rgb(20, 60, 140) }';
+const SCRIPT = "document.getElementById('by-script').textContent = 'Written by the script';";
+/** A 1×1 red PNG. */
+const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
+
+const SECRETS = { header: 'hdr-secret-value-4711', cookie: 'cookie-secret-value-4712', password: 'auth-secret-value-4713' };
+const HEADER_NAME = 'X-Evidence-Token';
+
+let site: http.Server;
+let siteUrl: string;
+let server: TestServer;
+let key: string;
+/** The completed job of the capture with evidence, and its bundle. */
+let job: Record<string, any>;
+let bundle: Buffer;
+let files: Map<string, Buffer>;
+/** The headers the page's own request came with. */
+let pageRequest: http.IncomingHttpHeaders = {};
+
+beforeAll(async () => {
+  site = http.createServer((req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    if (pathname === '/') pageRequest = req.headers;
+    if (pathname === '/style.css') res.writeHead(200, { 'content-type': 'text/css' }).end(STYLE);
+    else if (pathname === '/app.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(SCRIPT);
+    else if (pathname === '/pic.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PIXEL);
+    else if (pathname === '/') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': `seen=${SECRETS.cookie}-back` }).end(PAGE);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+  server = await startTestServer({ ratePerSecond: 1000 });
+  ({ key } = await server.account());
+  const created = await server.v1('POST', '/screenshot', key, {
+    url: siteUrl,
+    evidence: true,
+    headers: { [HEADER_NAME]: SECRETS.header },
+    cookies: [{ name: 'session', value: SECRETS.cookie }],
+    http_auth: { username: 'alice', password: SECRETS.password },
+  });
+  expect(created.status).toBe(201);
+  job = await waitForJob(server, key, ((await created.json()) as { job_id: string }).job_id);
+  expect(job.status).toBe('completed');
+  const answer = await fetch(job.evidence_url);
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('content-type')).toBe('application/wacz');
+  bundle = Buffer.from(await answer.arrayBuffer());
+  files = await unzip(bundle);
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  site?.closeAllConnections();
+  await new Promise((resolve) => site?.close(resolve));
+});
+
+describe('a capture with evidence: true', () => {
+  it('has an evidence_url under its image\'s capability name', () => {
+    expect(job.evidence_url).toBe(`${job.screenshot_url}/evidence.wacz`);
+  });
+
+  it('packs the WACZ 1.1.1 layout: archive/, indexes/ and pages/ one level deep, the two JSON files at the root', () => {
+    expect([...files.keys()].sort()).toEqual(['archive/data.warc.gz', 'datapackage-digest.json', 'datapackage.json', 'indexes/index.cdxj', 'pages/pages.jsonl']);
+    for (const name of files.keys()) expect(name).toMatch(/^((archive|indexes|pages)\/[^/]+(\/[^/]+)?|datapackage(-digest)?\.json)$/);
+  });
+
+  it('lists every file in datapackage.json with its SHA-256 and size', () => {
+    const datapackage = json('datapackage.json');
+    expect(datapackage.wacz_version).toBe('1.1.1');
+    expect(datapackage.mainPageUrl).toBe(siteUrl);
+    const listed = datapackage.resources.map((r: { path: string }) => r.path).sort();
+    expect(listed).toEqual(['archive/data.warc.gz', 'indexes/index.cdxj', 'pages/pages.jsonl']);
+    for (const resource of datapackage.resources) {
+      const data = files.get(resource.path)!;
+      expect(resource).toMatchObject({ hash: `sha256:${crypto.createHash('sha256').update(data).digest('hex')}`, bytes: data.length });
+    }
+  });
+
+  it('signs the digest of datapackage.json with the key GET /v1/evidence/public-key shows', async () => {
+    const digest = json('datapackage-digest.json');
+    const datapackage = files.get('datapackage.json')!;
+    expect(digest.hash).toBe(`sha256:${crypto.createHash('sha256').update(datapackage).digest('hex')}`);
+    expect(digest.signedData).toMatchObject({ hash: digest.hash, created: json('datapackage.json').created, software: expect.stringMatching(/^screenshot-appliance /) });
+    const shown = await (await fetch(`${server.url}/v1/evidence/public-key`)).json();
+    expect(shown).toEqual({ algorithm: 'Ed25519', public_key: digest.signedData.publicKey });
+    const publicKey = crypto.createPublicKey({ key: Buffer.from(shown.public_key, 'base64'), format: 'der', type: 'spki' });
+    expect(crypto.verify(null, Buffer.from(digest.hash), publicKey, Buffer.from(digest.signedData.signature, 'base64'))).toBe(true);
+  });
+
+  it('keeps its signing key in the data directory, readable by the service alone', () => {
+    expect(fs.statSync(path.join(server.dataDir, EVIDENCE_KEY_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it('indexes the page, its stylesheet, image and script with filename, offset and length of records that hold them', () => {
+    const lines = files.get('indexes/index.cdxj')!.toString().trim().split('\n');
+    const entries = lines.map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Record<string, string>);
+    const byUrl = new Map(entries.map((entry) => [entry.url, entry]));
+    for (const [url, body] of [[siteUrl, PAGE], [`${siteUrl}style.css`, STYLE], [`${siteUrl}app.js`, SCRIPT], [`${siteUrl}pic.png`, PIXEL]] as const) {
+      const entry = byUrl.get(url)!;
+      expect(entry, url).toMatchObject({ filename: 'data.warc.gz', status: '200' });
+      const record = zlib.gunzipSync(files.get('archive/data.warc.gz')!.subarray(Number(entry.offset), Number(entry.offset) + Number(entry.length)));
+      expect(record.toString('latin1')).toContain(`WARC-Target-URI: ${url}\r\n`);
+      expect(record.includes(Buffer.from(body))).toBe(true);
+    }
+    expect(byUrl.has(`urn:view:${siteUrl}`)).toBe(true);
+  });
+
+  it('holds the picture, the rendered HTML, the text and the job\'s metadata', () => {
+    const warc = zlib.gunzipSync(files.get('archive/data.warc.gz')!);
+    const picture = fs.readFileSync(path.join(server.dataDir, 'files', path.basename(job.screenshot_url)));
+    expect(warc.includes(picture)).toBe(true);
+    expect(warc.toString('utf8')).toContain('<p id="by-script">Written by the script</p>');
+    expect(warc.toString('utf8')).toContain('WARC-Target-URI: urn:text:');
+    expect(warc.toString('utf8')).toContain(`"job_id": "${job.job_id}"`);
+  });
+
+  it('leaves no trace of the request\'s headers, cookies or http_auth', () => {
+    // They were sent: their absence is the bundle's doing.
+    expect(pageRequest).toMatchObject({ [HEADER_NAME.toLowerCase()]: SECRETS.header, cookie: `session=${SECRETS.cookie}`, authorization: expect.stringMatching(/^Basic /) });
+    const bytes = Buffer.concat([bundle, ...files.values(), zlib.gunzipSync(files.get('archive/data.warc.gz')!)]);
+    const basic = Buffer.from(`alice:${SECRETS.password}`).toString('base64');
+    for (const secret of [SECRETS.header, SECRETS.cookie, SECRETS.password, basic, HEADER_NAME, 'Authorization', 'Set-Cookie']) {
+      expect(bytes.includes(Buffer.from(secret)), secret).toBe(false);
+      expect(bytes.toString('latin1').toLowerCase().includes(secret.toLowerCase()), secret).toBe(false);
+    }
+  });
+});
+
+describe('POST /v1/evidence/verify', () => {
+  it('finds the bundle valid and this appliance\'s', async () => {
+    expect(await verify(bundle)).toEqual({
+      valid: true,
+      signed_by_this_appliance: true,
+      created_at: json('datapackage.json').created,
+      url: siteUrl,
+      public_key: json('datapackage-digest.json').signedData.publicKey,
+      problems: [],
+    });
+  });
+
+  it('names the file whose digest broke when one byte of the archive changed', async () => {
+    const warc = Buffer.from(files.get('archive/data.warc.gz')!);
+    warc[warc.length >> 1] ^= 0x01;
+    const answer = await verify(await zip(new Map(files).set('archive/data.warc.gz', warc)));
+    expect(answer.valid).toBe(false);
+    expect(answer.signed_by_this_appliance).toBe(false);
+    expect(answer.problems).toEqual(['archive/data.warc.gz: its digest or size is not the one datapackage.json lists']);
+  });
+
+  it('says a bundle another key signed is not this appliance\'s', async () => {
+    const other = crypto.generateKeyPairSync('ed25519');
+    const digest = json('datapackage-digest.json');
+    digest.signedData.publicKey = other.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    digest.signedData.signature = crypto.sign(null, Buffer.from(digest.hash), other.privateKey).toString('base64');
+    const answer = await verify(await zip(new Map(files).set('datapackage-digest.json', Buffer.from(JSON.stringify(digest)))));
+    expect(answer).toMatchObject({ valid: true, signed_by_this_appliance: false, public_key: digest.signedData.publicKey, problems: [] });
+  });
+
+  it('answers 415 for a body that is not a bundle', async () => {
+    const answer = await server.v1('POST', '/evidence/verify', key, 'hello', { 'content-type': 'text/plain' });
+    expect(answer.status).toBe(415);
+    expect(await answer.json()).toEqual({ error: 'Unsupported media type', message: 'Content-Type must be application/wacz or application/zip' });
+  });
+});
+
+describe('a capture without evidence', () => {
+  it('has no evidence_url', async () => {
+    const created = await server.v1('POST', '/screenshot', key, { url: siteUrl });
+    const ended = await waitForJob(server, key, ((await created.json()) as { job_id: string }).job_id);
+    expect(ended.status).toBe('completed');
+    expect(ended).not.toHaveProperty('evidence_url');
+  });
+});
+
+function json(name: string): any {
+  return JSON.parse(files.get(name)!.toString('utf8'));
+}
+
+async function verify(data: Buffer): Promise<any> {
+  const answer = await fetch(`${server.url}/v1/evidence/verify`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: data });
+  expect(answer.status).toBe(200);
+  return answer.json();
+}
+
+async function unzip(data: Buffer): Promise<Map<string, Buffer>> {
+  const archive = await yauzl.fromBufferPromise(data, { lazyEntries: true });
+  const out = new Map<string, Buffer>();
+  await new Promise<void>((resolve, reject) => {
+    archive.on('error', reject);
+    archive.on('end', resolve);
+    archive.on('entry', (entry: yauzl.Entry) => {
+      archive.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err);
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          out.set(entry.fileName, Buffer.concat(chunks));
+          archive.readEntry();
+        });
+      });
+    });
+    archive.readEntry();
+  });
+  return out;
+}
+
+function zip(entries: Map<string, Buffer>): Promise<Buffer> {
+  const archive = new yazl.ZipFile();
+  for (const [name, data] of entries) archive.addBuffer(data, name);
+  archive.end();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    archive.outputStream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    archive.outputStream.on('error', reject);
+    archive.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
