@@ -35,6 +35,12 @@ export class EvidenceKey {
     return new EvidenceKey(privateKey);
   }
 
+  /** The public key kept in `dataDir`, or null when it holds none (nothing is created). */
+  static publicKeyIn(dataDir: string): string | null {
+    const stored = readKey(path.join(dataDir, EVIDENCE_KEY_FILE));
+    return stored && new EvidenceKey(stored).publicKey;
+  }
+
   /** Cluster mode: the key every node shares (the first node's own becomes everyone's), so a bundle is signed alike by any node. */
   static async shared(shared: SharedValues, dataDir: string): Promise<EvidenceKey> {
     const own = EvidenceKey.forDataDir(dataDir).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
