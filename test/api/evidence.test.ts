@@ -9,10 +9,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
+import pixelmatch from 'pixelmatch';
+import { chromium } from 'playwright-core';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
 
+import { findChromium } from '../../server/capture/chromium/chromium-path.js';
+import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { EVIDENCE_KEY_FILE } from '../../server/crypto/evidence-key.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
@@ -192,6 +197,53 @@ describe('a capture without evidence', () => {
     expect(ended.status).toBe('completed');
     expect(ended).not.toHaveProperty('evidence_url');
   });
+});
+
+// Last: it stops the page's server, so the replay can only come from the bundle.
+describe('the bundle in ReplayWeb.page', () => {
+  const REPLAY_DIR = path.resolve('node_modules/replaywebpage');
+  let replay: http.Server;
+
+  afterAll(async () => {
+    replay?.closeAllConnections();
+    await new Promise((resolve) => replay?.close(resolve));
+  });
+
+  it('replays the page, with the page\'s server stopped, as the job\'s picture shows it (≤ 1 % of pixels differ)', async () => {
+    site.closeAllConnections();
+    await new Promise((resolve) => site.close(resolve));
+    const picture = await sharp(fs.readFileSync(path.join(server.dataDir, 'files', path.basename(job.screenshot_url)))).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { width, height } = picture.info;
+    const embed = `<!doctype html><html><head><style>html, body { margin: 0 } replay-web-page { display: block; width: ${width}px; height: ${height}px }</style>
+<script src="/ui.js"></script></head><body><replay-web-page source="/bundle.wacz" url="${siteUrl}" embed="replayonly"></replay-web-page></body></html>`;
+    replay = http.createServer((req, res) => {
+      const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+      if (pathname === '/') res.writeHead(200, { 'content-type': 'text/html' }).end(embed);
+      else if (pathname === '/ui.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(fs.readFileSync(path.join(REPLAY_DIR, 'ui.js')));
+      else if (pathname === '/replay/sw.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(fs.readFileSync(path.join(REPLAY_DIR, 'sw.js')));
+      else if (pathname === '/bundle.wacz') res.writeHead(200, { 'content-type': 'application/wacz', 'content-length': bundle.length }).end(req.method === 'HEAD' ? undefined : bundle);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => replay.listen(0, '127.0.0.1', resolve));
+    const browser = await chromium.launch({ executablePath: findChromium(process.env.CHROMIUM_PATH), args: BASE_ARGS, timeout: 30_000 });
+    try {
+      const page = await browser.newPage({ viewport: { width, height } });
+      await page.goto(`http://127.0.0.1:${(replay.address() as AddressInfo).port}/`);
+      // The replay's frame may be loaded again once its service worker is in charge: each try finds it anew.
+      const deadline = Date.now() + 60_000;
+      for (let shown = false; !shown; await new Promise((resolve) => setTimeout(resolve, 200))) {
+        const replayed = page.frames().filter((frame) => frame.url().includes(`mp_/${siteUrl}`));
+        const done = () => document.getElementById('by-script')?.textContent === 'Written by the script' && [...document.images].every((i) => i.complete && i.naturalWidth > 0);
+        for (const frame of replayed) shown ||= await frame.evaluate(done).catch(() => false);
+        if (!shown && Date.now() > deadline) throw new Error(`the page was not replayed; frames: ${page.frames().map((f) => f.url()).join(', ')}`);
+      }
+      const shot = await sharp(await page.screenshot({ clip: { x: 0, y: 0, width, height } })).ensureAlpha().raw().toBuffer();
+      const differing = pixelmatch(picture.data, shot, undefined, width, height, { threshold: 0.1 });
+      expect(differing / (width * height)).toBeLessThanOrEqual(0.01);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });
 
 function json(name: string): any {
