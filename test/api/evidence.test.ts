@@ -21,14 +21,17 @@ import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { EVIDENCE_KEY_FILE } from '../../server/crypto/evidence-key.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
+/** A 1×1 red PNG. */
+const PIXEL_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+const PIXEL = Buffer.from(PIXEL_BASE64, 'base64');
+
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Supplier terms</title>
 <link rel="stylesheet" href="/style.css"></head>
-<body><h1>Terms of sale</h1><img src="/pic.png" width="40" height="40" alt="logo"><p id="by-script">not yet</p>
+<body><h1>Terms of sale</h1><img src="/pic.png" width="40" height="40" alt="logo"><img src="/moved.png" width="20" height="20" alt="moved">
+<img src="data:image/png;base64,${PIXEL_BASE64}" width="20" height="20" alt="inline"><p id="by-script">not yet</p>
 <script src="/app.js"></script></body></html>`;
 const STYLE = 'body { background: rgb(250, 240, 200); font: 16px sans-serif } h1 { color: rgb(20, 60, 140) }';
 const SCRIPT = "document.getElementById('by-script').textContent = 'Written by the script';";
-/** A 1×1 red PNG. */
-const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
 
 const SECRETS = { header: 'hdr-secret-value-4711', cookie: 'cookie-secret-value-4712', password: 'auth-secret-value-4713' };
 const HEADER_NAME = 'X-Evidence-Token';
@@ -50,6 +53,7 @@ beforeAll(async () => {
     if (pathname === '/') pageRequest = req.headers;
     if (pathname === '/style.css') res.writeHead(200, { 'content-type': 'text/css' }).end(STYLE);
     else if (pathname === '/app.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(SCRIPT);
+    else if (pathname === '/moved.png') res.writeHead(302, { location: '/pic.png' }).end();
     else if (pathname === '/pic.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PIXEL);
     else if (pathname === '/') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': `seen=${SECRETS.cookie}-back` }).end(PAGE);
     else res.writeHead(404).end();
@@ -130,6 +134,12 @@ describe('a capture with evidence: true', () => {
       expect(record.includes(Buffer.from(body))).toBe(true);
     }
     expect(byUrl.has(`urn:view:${siteUrl}`)).toBe(true);
+  });
+
+  it('records a redirect as its own response, and no data: address as an exchange', () => {
+    const entries = files.get('indexes/index.cdxj')!.toString().trim().split('\n').map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Record<string, string>);
+    expect(entries.find((entry) => entry.url === `${siteUrl}moved.png`)).toMatchObject({ status: '302' });
+    expect(entries.filter((entry) => entry.url.startsWith('data:'))).toEqual([]);
   });
 
   it('holds the picture, the rendered HTML, the text and the job\'s metadata', () => {

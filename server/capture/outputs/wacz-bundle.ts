@@ -126,7 +126,7 @@ async function writeWarc(contents: EvidenceContents, created: string): Promise<{
         offset: String(offset),
         filename: WARC_PATH.split('/').pop(),
       };
-      lines.push(`${getSurt(indexed.url)} ${timestamp14(date)} ${JSON.stringify(fields)}`);
+      lines.push(`${urlKey(indexed.url)} ${timestamp14(date)} ${JSON.stringify(fields)}`);
     }
     members.push(member);
     offset += member.length;
@@ -207,6 +207,15 @@ function partsOf(url: string): { path: string; host: string | null } {
     return { path: `${parsed.pathname}${parsed.search}`, host: parsed.host || null };
   } catch {
     return { path: url, host: null };
+  }
+}
+
+/** The index's sort key of an address: its SURT, or the address itself when it has none (a urn:). */
+function urlKey(url: string): string {
+  try {
+    return getSurt(url);
+  } catch {
+    return url;
   }
 }
 

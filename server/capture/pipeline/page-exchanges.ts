@@ -73,6 +73,8 @@ export class PageExchanges {
     const secretNames = new Set([...SECRET_REQUEST_HEADERS, ...secretHeaderNames.map((name) => name.toLowerCase())]);
     this.detach = listen(driver, {
       'Network.requestWillBeSent': ({ requestId, request, redirectResponse, wallTime }) => {
+        // data: and blob: addresses are part of what holds them (the HTML, a script), not exchanges.
+        if (!/^https?:/i.test(request.url)) return;
         const before = this.pending.get(requestId);
         // A redirect: the hop before ends with the redirect's response, and has no body.
         if (before && redirectResponse) this.keep({ ...before, response: responseOf(redirectResponse) }, null);
