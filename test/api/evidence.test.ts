@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
 
+import { VERIFY_MAX_BYTES } from '../../server/api/evidence-routes.js';
 import { findChromium } from '../../server/capture/chromium/chromium-path.js';
 import { BASE_ARGS } from '../../server/capture/chromium/chromium-switches.js';
 import { EVIDENCE_KEY_FILE } from '../../server/crypto/evidence-key.js';
@@ -191,6 +192,27 @@ describe('POST /v1/evidence/verify', () => {
     digest.signedData.signature = crypto.sign(null, Buffer.from(digest.hash), other.privateKey).toString('base64');
     const answer = await verify(await zip(new Map(files).set('datapackage-digest.json', Buffer.from(JSON.stringify(digest)))));
     expect(answer).toMatchObject({ valid: true, signed_by_this_appliance: false, public_key: digest.signedData.publicKey, problems: [] });
+  });
+
+  it('answers 413 for a bundle larger than it reads, before reading it', async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${server.url}/v1/evidence/verify`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/wacz', 'content-length': String(VERIFY_MAX_BYTES + 1) },
+      });
+      request.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => {
+          request.destroy();
+          resolve({ status: res.statusCode!, body });
+        });
+      });
+      request.on('error', reject);
+      request.write(Buffer.alloc(1024));
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toEqual({ error: 'Payload too large', message: 'The bundle is larger than 128 MB' });
   });
 
   it('answers 415 for a body that is not a bundle', async () => {
