@@ -6,6 +6,7 @@ import { type AdminMonitorDeps, adminMonitorRoutes } from './api/admin-monitor-r
 import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
 import { adminSessionRoutes } from './api/admin-session-routes.js';
 import { errorMiddleware } from './api/error-middleware.js';
+import { evidenceRoutes } from './api/evidence-routes.js';
 import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
@@ -73,7 +74,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),

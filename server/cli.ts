@@ -9,6 +9,7 @@ import { backupDataDir, BackupError, restoreDataDir } from './cli/backup.js';
 import { captureCommand } from './cli/capture.js';
 import { serve } from './cli/serve.js';
 import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
+import { verifyCommand } from './cli/verify.js';
 import { ConfigError, DEFAULTS, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { DataDirLockedError } from './store/data-lock.js';
@@ -187,6 +188,17 @@ function program(): Command {
     .action(async (url: string, o) => {
       const failed = await captureCommand(url, { ...o, key: o.key ?? env.SCREENSHOT_API_KEY }, process.stdout, process.stderr);
       if (failed) process.exitCode = 1;
+    });
+
+  cli
+    .command('verify')
+    .description("check an evidence bundle (a .wacz) offline: its digests and signature, and whether this appliance's key signed it; exit 0 valid, 1 not")
+    .argument('<file>', 'the bundle')
+    .option('--public-key <base64>', "the key to call this appliance's, as GET /v1/evidence/public-key shows it (default: the key of --data)")
+    .option('--data <dir>', DATA_HELP)
+    .action(async (file: string, o) => {
+      const check = await verifyCommand(file, { publicKey: o.publicKey, dataDir: dataDir(o.data) }, process.stdout);
+      if (!check.valid) process.exitCode = 1;
     });
 
   return cli;

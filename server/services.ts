@@ -12,6 +12,7 @@ import { type CaptureEngine, oneBrowser } from './capture/engine.js';
 import type { EngineEvents } from './capture/engine-events.js';
 import { EnginePool } from './capture/engine-pool.js';
 import type { Config } from './config.js';
+import { EvidenceKey } from './crypto/evidence-key.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
@@ -30,6 +31,7 @@ import { MonitorChecks } from './monitors/monitor-checks.js';
 import { MonitorScheduler } from './monitors/monitor-scheduler.js';
 import { MonitorService } from './monitors/monitor-service.js';
 import { type LifecycleStep, startSteps, stopSteps } from './service-lifecycle.js';
+import { serviceSoftware } from './service-version.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
 import { prepareDataDir } from './store/data-dir.js';
 import { acquireDataLock } from './store/data-lock.js';
@@ -108,6 +110,8 @@ export interface Services {
   /** The egress guard's forward proxy, through which every browser connection goes. */
   egressProxyUrl: string | undefined;
   adminToken: string;
+  /** The key pair signing evidence bundles (made at first start, shared by a cluster's nodes). */
+  evidenceKey: EvidenceKey;
   /** The control panel's sessions (in memory: see AdminSessions). */
   adminSessions: AdminSessions;
   rendererDir?: string;
@@ -132,7 +136,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   // Started in this order, stopped in the reverse; what opens while building adds its own step.
   const steps: LifecycleStep[] = [{ name: 'the data directory lock', stop: () => lock.release() }];
   try {
-    const { files, stores, settings, cluster, adminToken, secrets } = await openStorage(config, clock, log, metrics, steps);
+    const { files, stores, settings, cluster, adminToken, secrets, evidenceKey } = await openStorage(config, clock, log, metrics, steps);
     const { egress, egressProxyUrl, engine } = await startEgress(config, deps, settings, log, metrics, steps);
     const accounts = new AccountService(stores.accounts, clock, { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
@@ -169,6 +173,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       secrets,
       jobSecrets: stores.jobSecrets,
       uploads: new CustomerUploads({ destinations, policy: egress, log }),
+      evidence: { signer: evidenceKey, software: serviceSoftware() },
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
     const queue = runner.queue;
@@ -208,7 +213,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
     );
     return {
-      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken, evidenceKey,
       rateLimiter: new RateLimiter(clock, config.ratePerSecond),
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
@@ -255,7 +260,8 @@ async function openStorage(config: Readonly<Config>, clock: Clock, log: Logger, 
   if (cluster) await proveFilesShared(files.markers(), stores.shared);
   const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
   const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
-  return { files, stores, settings, cluster, adminToken, secrets };
+  const evidenceKey = cluster ? await EvidenceKey.shared(stores.shared, config.dataDir) : EvidenceKey.forDataDir(config.dataDir);
+  return { files, stores, settings, cluster, adminToken, secrets, evidenceKey };
 }
 
 /** The egress guard (following the settings), its proxy, and the capture engine behind it. */

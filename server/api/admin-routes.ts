@@ -7,6 +7,7 @@ import { type ApiKeyService,keyView } from '../auth/api-keys.js';
 import { type CaptureEngine, oneBrowser } from '../capture/engine.js';
 import { AccountCreate, AccountUpdate, ApiKeyCreate, ApiKeyUpdate, JobsQuery, UsageQuery } from '../contract/admin.js';
 import { type Filled, validateBody, validateQuery } from '../contract/validate.js';
+import type { EvidenceKey } from '../crypto/evidence-key.js';
 import { ValidationError } from '../domain-errors.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { screenshotUrl, toStatusResource } from '../jobs/job-resource.js';
@@ -42,6 +43,8 @@ export interface AdminDeps extends AdminAuthDeps {
   engine: CaptureEngine;
   webhooks: WebhookService;
   destinations: StorageDestinations;
+  /** Its public key is shown with the status. */
+  evidenceKey: Pick<EvidenceKey, 'publicKey'>;
 }
 
 /**
@@ -80,6 +83,7 @@ export function adminRoutes(deps: AdminDeps): Router {
       engine: engineStatus(deps.engine),
       captures_per_hour: hourly.map((h) => ({ hour: formatIsoSeconds(h.hour), completed: h.completed, failed: h.failed })),
       api_base_url: `${baseUrlOf(ctx, deps.settings)}/v1`,
+      evidence_public_key: deps.evidenceKey.publicKey,
     };
   });
   router.post('/queue/pause', (ctx) => {
@@ -140,8 +144,9 @@ export function adminRoutes(deps: AdminDeps): Router {
     // Checked as a POST /v1/screenshot body would be (the link's own expires and render_timeout
     // as its query would be), so a link that could only be refused is not made.
     const { expires, render_timeout: renderTimeout, ...options } = (request ?? {}) as Record<string, unknown>;
-    parseScreenshotParams(options);
+    // Before the parse, which fills in the defaults (evidence: false among them).
     refuseSecretOptions(Object.keys(options));
+    parseScreenshotParams(options);
     if (renderTimeout !== undefined) renderTimeoutSeconds(queryText('render_timeout', renderTimeout));
     if (expires !== undefined && !(Number.isInteger(expires) && (expires as number) > 0)) throw new ValidationError('expires must be a Unix time in seconds', 'expires');
     const found = await deps.keys.forRenderLink(ctx.params.id);

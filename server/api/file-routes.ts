@@ -9,7 +9,7 @@ import { RateLimitedError } from '../domain-errors.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { SettingsService } from '../settings.js';
-import type { FileStore } from '../store/file-store.js';
+import { evidenceName, type FileStore } from '../store/file-store.js';
 import type { Clock } from '../time.js';
 import { notFound } from './error-responses.js';
 import { exactRouter } from './routing.js';
@@ -64,6 +64,17 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     }));
   });
 
+  // The evidence bundle of an `evidence` job (a signed WACZ), under its image's capability name.
+  router.get('/v1/files/:name/evidence.wacz', async (ctx) => {
+    const { name, maxAge } = await capability(ctx, deps, 'evidence bundle');
+    await sendImage(ctx, await deps.files.image(evidenceName(name)), 'application/wacz', () => notFound('No such evidence bundle'), (stored) => ({
+      ETag: `"${name.slice(0, 24)}-e${stored.size.toString(36)}"`,
+      'Cache-Control': `private, max-age=${maxAge}, immutable`,
+      'Last-Modified': stored.lastModified.toUTCString(),
+      'Content-Disposition': `attachment; filename="${evidenceName(name)}"`,
+    }));
+  });
+
   // The thumbnail of an image, under the same capability name (the job list's small pictures).
   router.get('/v1/files/:name/thumbnail', async (ctx) => {
     const { name, maxAge } = await capability(ctx, deps, 'thumbnail');
@@ -86,7 +97,7 @@ export type CapabilityDeps = Pick<FileRouteDeps, 'jobs' | 'settings' | 'clock' |
  * thumbnail), a job that holds the image and has not expired. Returns the name and the seconds a
  * client may cache the answer: until the retention period ends.
  */
-export async function capability(ctx: Context, deps: CapabilityDeps, what: 'file' | 'thumbnail' | 'diff picture'): Promise<{ name: string; maxAge: number }> {
+export async function capability(ctx: Context, deps: CapabilityDeps, what: 'file' | 'thumbnail' | 'diff picture' | 'evidence bundle'): Promise<{ name: string; maxAge: number }> {
   const client = rateKey(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, deps.trustProxy));
   const wait = deps.fileRateLimiter.take(client);
   if (wait > 0) throw new RateLimitedError(`Too many image requests from this address: the limit is ${deps.fileRateLimiter.limit} per second`, wait);

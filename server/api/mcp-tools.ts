@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { htmlToText } from '../capture/outputs/html-text.js';
 import { ValidationError } from '../domain-errors.js';
-import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
+import { evidenceUrl, screenshotUrl, statusUrl } from '../jobs/job-resource.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import { knownErrorResponse } from './error-responses.js';
 import { parseScreenshotParams } from './screenshot-params.js';
@@ -69,6 +69,7 @@ async function runJob(deps: V1Deps, caller: McpCaller, body: Record<string, unkn
 function jobText(job: JobRecord, base: string): string {
   const lines = [`job_id: ${job._id}`, `status: ${job.status}`, `status_url: ${statusUrl(base, job._id)}`];
   if (job.status === 'completed' && job.image_file) lines.push(`screenshot_url: ${screenshotUrl(base, job.image_file)}`);
+  if (job.status === 'completed' && job.image_file && job.has_evidence) lines.push(`evidence_url: ${evidenceUrl(base, job.image_file)}`);
   if (job.page_title) lines.push(`page_title: ${job.page_title}`);
   if (job.final_url) lines.push(`final_url: ${job.final_url}`);
   for (const w of job.warnings ?? []) lines.push(`warning ${w.code}: ${w.message}`);
@@ -133,12 +134,17 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
         device: Device.optional().describe('viewport preset: desktop 1920x1080, tablet 1024x768 @2, mobile 390x844 @3 (default desktop)'),
         full_page: z.boolean().optional().describe('capture the whole page, not only the viewport (default false)'),
         format: Format.optional().describe('image format (default png)'),
+        evidence: z
+          .boolean()
+          .optional()
+          .describe("also keep a signed WACZ web archive of the page's HTTP exchanges with the picture; the answer gives its evidence_url (default false)"),
       },
     },
-    async ({ device, full_page, format, ...page }, extra) => {
+    async ({ device, full_page, format, evidence, ...page }, extra) => {
       let job: JobRecord;
       try {
-        job = await runJob(deps, caller, { ...pageOf(page), devices: [device ?? 'desktop'], full_page: full_page ?? false, format: format ?? 'png' }, progressOf(extra));
+        const params = { ...pageOf(page), devices: [device ?? 'desktop'], full_page: full_page ?? false, format: format ?? 'png', ...(evidence ? { evidence } : {}) };
+        job = await runJob(deps, caller, params, progressOf(extra));
       } catch (err) {
         return toolRefusal(err);
       }

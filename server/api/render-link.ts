@@ -19,8 +19,8 @@ export const SECRET_OPTIONS = ['headers', 'cookies', 'http_auth'] as const;
 
 /**
  * Throws a 400 naming the first secret option in a render link's parameters, or `html` (no link
- * can bound a document) or `extract` (a link answers with the picture alone, so what it extracted
- * would be counted and stored for nobody to read).
+ * can bound a document) or `extract` or `evidence` (a link answers with the picture alone, so what
+ * it extracted or recorded would be counted and stored for nobody to read).
  */
 export function refuseSecretOptions(names: Iterable<string>): void {
   for (const name of names) {
@@ -31,6 +31,12 @@ export function refuseSecretOptions(names: Iterable<string>): void {
       throw new ValidationError(
         'extract cannot be given in a render link: a link answers with the picture only; ask for extract with POST /v1/screenshot and read the outputs from GET /v1/screenshot/{job_id}',
         'extract',
+      );
+    }
+    if (name === 'evidence') {
+      throw new ValidationError(
+        'evidence cannot be given in a render link: a link answers with the picture only; ask for evidence with POST /v1/screenshot and fetch the bundle at the job\'s evidence_url',
+        'evidence',
       );
     }
     if ((SECRET_OPTIONS as readonly string[]).includes(name)) {

@@ -76,6 +76,8 @@ export interface CaptureOptions {
   failOnHttpError?: boolean;
   /** Outputs computed from the same render (extract.ts). @default none */
   extract?: Array<'markdown' | 'text' | 'metadata' | 'links'>;
+  /** Also record the page's HTTP exchanges for a signed evidence bundle (page-exchanges.ts). @default false */
+  evidence?: boolean;
   /** The picture resized to this width (image-size.ts); with `imageHeight`, fitted inside the box. */
   imageWidth?: number;
   /** The picture resized to this height (image-size.ts). */

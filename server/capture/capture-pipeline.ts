@@ -46,6 +46,7 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
     throw options.tripwire.error ? options.tripwire.error.error : err;
   } finally {
     capture.stopHeaders();
+    capture.exchanges?.dispose();
     pageConsole.dispose();
     traffic.dispose();
     frame.dispose();
@@ -53,7 +54,7 @@ export async function capturePage(driver: PageDriver, asked: CaptureRequest, opt
 }
 
 /** What the steps found, as the engine returns it: the image, the page's source and facts, the warnings and outputs. */
-async function resultOf({ request, options, asked, traffic, console, taken, blank, settle, image, extracted }: Capture): Promise<CaptureResult> {
+async function resultOf({ request, options, asked, traffic, console, taken, blank, settle, image, extracted, recorded }: Capture): Promise<CaptureResult> {
   if (!taken || !image) throw new Error('The capture steps took no picture');
   const { warnings: extractWarnings = [], ...outputs } = extracted ?? {};
   const warnings = await captureWarnings({
@@ -80,5 +81,6 @@ async function resultOf({ request, options, asked, traffic, console, taken, blan
     pageTitle: taken.page.title,
     warnings: warnings.concat(extractWarnings),
     ...(extracted ? { extracted: outputs } : {}),
+    ...(recorded ? { exchanges: recorded } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { captureImage } from './outputs/image-encoder.js';
 import type { Capture, CaptureStep } from './pipeline/capture-state.js';
 import { scrollForLazyContent } from './pipeline/full-page-scroll.js';
 import { evaluate } from './pipeline/page-driver.js';
+import { PageExchanges } from './pipeline/page-exchanges.js';
 import { navigate, onFinalDocument, preparePage } from './pipeline/page-navigation.js';
 import { A4_POINTS } from './pipeline/page-pdf.js';
 import { NETWORK_IDLE_MAX_MS, takeOnceQuiet } from './pipeline/quiet-network.js';
@@ -30,12 +31,12 @@ import { printOnce, screenshotOnce } from './pipeline/take-picture.js';
  * time-out — apply the options that come after load, and print a PDF or scroll a full page that
  * loads content on scrolling, screenshot it (again if the page went on loading meanwhile, or
  * came out blank while busy), encode and resize the picture; last, extract what was asked from
- * the same document. Progress is reported at 40 (loaded) and 70 (captured).
+ * the same document, and for `evidence` the page's HTTP exchanges recorded all along. Progress is reported at 40 (loaded) and 70 (captured).
  */
 export const CAPTURE_STEPS: readonly CaptureStep[] = [
   withinNavigationTime(
     serveHtmlDocument,
-    together(followThePage, blockAdsAndTrackers, refuseConsentDialogs, applyOptionsBeforeNavigation, makeBackgroundTransparent, countConsoleErrors),
+    together(followThePage, when(recordsEvidence, recordExchanges), blockAdsAndTrackers, refuseConsentDialogs, applyOptionsBeforeNavigation, makeBackgroundTransparent, countConsoleErrors),
     navigateToPage,
   ),
   checkDocumentIsThePage,
@@ -53,6 +54,7 @@ export const CAPTURE_STEPS: readonly CaptureStep[] = [
   ),
   checkDocumentIsThePage,
   when(extractAsked, extractFromPage),
+  when(recordsEvidence, collectExchanges),
   reportProgress(70),
 ];
 
@@ -89,6 +91,10 @@ function extractAsked({ asked }: Capture): boolean {
   return Boolean(asked.extract?.length);
 }
 
+function recordsEvidence({ asked }: Capture): boolean {
+  return asked.evidence === true;
+}
+
 // Before navigation. `serveHtmlDocument` comes first: its Fetch pattern must be set before the
 // other steps that pause requests replace it (html-document.ts). The others start together.
 
@@ -98,8 +104,13 @@ async function serveHtmlDocument({ driver, request, asked }: Capture): Promise<v
 }
 
 /** The events MainFrame and PageTraffic follow, the main frame's id, and lazy loading noted in every document. */
-async function followThePage({ driver, frame }: Capture): Promise<void> {
-  await preparePage(driver, frame);
+async function followThePage({ driver, frame, asked }: Capture): Promise<void> {
+  await preparePage(driver, frame, asked.evidence === true);
+}
+
+/** `evidence`: every HTTP exchange of the page recorded from its first request, without the capture's own headers. */
+async function recordExchanges(capture: Capture): Promise<void> {
+  capture.exchanges = new PageExchanges(capture.driver, Object.keys(capture.asked.headers ?? {}));
 }
 
 /** `block_ads`, `block_trackers`. */
@@ -274,4 +285,9 @@ async function resizePicture(capture: Capture): Promise<void> {
 /** `extract`: from the same document, before the page is closed; what fails is a warning, never the job's failure. */
 async function extractFromPage(capture: Capture): Promise<void> {
   capture.extracted = await capture.options.tripwire.race(extractOutputs(capture.driver, capture.asked.extract!));
+}
+
+/** `evidence`: the exchanges recorded, once the bodies of those that loaded are read, before the page is closed. */
+async function collectExchanges(capture: Capture): Promise<void> {
+  capture.recorded = await capture.options.tripwire.race(capture.exchanges!.finish());
 }

@@ -2,6 +2,7 @@ import type { CaptureOptions } from './capture-options.js';
 import type { ImageFormat } from './image-format.js';
 import type { CaptureWarning } from './outputs/capture-warnings.js';
 import type { Extracted } from './outputs/extract.js';
+import type { RecordedExchange } from './pipeline/page-exchanges.js';
 import type { Preset } from './presets.js';
 
 // The formats and the errors of a capture have files of their own, which the pipeline's steps
@@ -62,6 +63,8 @@ export interface CaptureResult {
   warnings: CaptureWarning[];
   /** What `options.extract` asked for (extract.ts); absent when nothing was. */
   extracted?: Omit<Extracted, 'warnings'>;
+  /** `options.evidence`: the page's HTTP exchanges, as the browser saw them (page-exchanges.ts); absent otherwise. */
+  exchanges?: RecordedExchange[];
 }
 
 /**

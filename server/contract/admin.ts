@@ -262,6 +262,7 @@ export const Status = Type.Object(
       ),
     ),
     api_base_url: Type.String({ format: 'uri' }),
+    evidence_public_key: Type.String({ description: 'The Ed25519 key signing evidence bundles, base64 of its SubjectPublicKeyInfo, as GET /v1/evidence/public-key shows it' }),
   },
   { additionalProperties: false },
 );

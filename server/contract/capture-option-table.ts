@@ -78,6 +78,7 @@ export const CAPTURE_OPTIONS = [
   { request: 'fail_on_http_error', option: 'failOnHttpError', kept: 'record' },
   // In one order, so the same outputs asked in another order share a cached result.
   { request: 'extract', option: 'extract', kept: 'record', fromRequest: (v?: string[]) => (v ? EXTRACT_KINDS.filter((kind) => v.includes(kind)) : undefined) },
+  { request: 'evidence', option: 'evidence', kept: 'record' },
   { request: 'image_width', option: 'imageWidth', kept: 'record' },
   { request: 'image_height', option: 'imageHeight', kept: 'record' },
   { request: 'omit_background', option: 'omitBackground', kept: 'record' },

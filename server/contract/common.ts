@@ -134,6 +134,12 @@ const completedFields = {
     format: 'uri',
     description: 'Unguessable image address, served without the API key until the retention period ends',
   }),
+  evidence_url: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description: 'With evidence: the signed WACZ bundle of the capture (docs/evidence.md), served like screenshot_url without the API key until the retention period ends',
+    }),
+  ),
   completed_at: SpecTime,
   has_page_source: Type.Boolean(),
   page_source: Type.Optional(Type.String({ description: 'The page HTML; only with include_source=1 and when stored' })),

@@ -153,6 +153,10 @@ export const captureOptionFields = {
         'links (every link of the page); read with include_markdown, include_text and include_links. What cannot be extracted is an extract_failed warning, never a failed job. Not in render links',
     }),
   ),
+  evidence: Flag(
+    'Also record every HTTP exchange of the same render and package it, with the screenshot, the rendered HTML, its text and the job\'s metadata, ' +
+      'as a signed WACZ web archive: the completed job\'s evidence_url. Headers, cookies and http_auth never enter it. Not in render links',
+  ),
   image_width: Type.Optional(
     Type.Integer({
       minimum: MIN_IMAGE_SIDE,

@@ -7,6 +7,9 @@ export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/scre
 /** Absolute, unguessable address of a job's image. */
 export const screenshotUrl = (baseUrl: string, imageFile: string) => `${baseUrl}/v1/files/${imageFile}`;
 
+/** Absolute address of a job's evidence bundle, under its image's capability name. */
+export const evidenceUrl = (baseUrl: string, imageFile: string) => `${screenshotUrl(baseUrl, imageFile)}/evidence.wacz`;
+
 /**
  * The job as the status endpoint returns it, with the specification's presence rules:
  * screenshot_url, completed_at, has_page_source and warnings only when completed, error only when
@@ -25,6 +28,7 @@ export function toStatusResource(job: JobRecord, baseUrl: string, pageSource?: s
   };
   if (job.status === 'completed') {
     resource.screenshot_url = screenshotUrl(baseUrl, job.image_file ?? '');
+    if (job.has_evidence) resource.evidence_url = evidenceUrl(baseUrl, job.image_file ?? '');
     resource.completed_at = formatSpecTime(job.completed_at ?? job.created_at);
     resource.has_page_source = job.has_page_source;
     if (job.truncated) resource.truncated = true;

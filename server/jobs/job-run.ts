@@ -1,12 +1,14 @@
 import crypto from 'node:crypto';
 
-import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult } from '../capture/engine.js';
+import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult, IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { HTML_JOB_URL } from '../capture/options/html-document.js';
+import { htmlToText } from '../capture/outputs/html-text.js';
+import { type BundleSigner, packEvidence } from '../capture/outputs/wacz-bundle.js';
 import { PRESETS } from '../capture/presets.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
-import type { FileStore } from '../store/file-store.js';
+import { evidenceName, type FileStore } from '../store/file-store.js';
 import type { SealedJobValues } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import type { JobChange, JobSecretStore, JobStore } from '../store/stores.js';
@@ -42,7 +44,12 @@ export interface JobRunDeps {
   jobSecrets: JobSecretStore;
   /** Uploads the image to the account's storage destination when the request asked for it. @default none */
   uploads?: CustomerUploads;
+  /** Signs the evidence bundles of `evidence` jobs, naming `software` as their maker. @default none: no bundle is made */
+  evidence?: { signer: BundleSigner; software: string };
 }
+
+/** Characters of a page's text an evidence bundle holds when `extract` did not give it (read from the rendered HTML). */
+const EVIDENCE_TEXT_BOUNDS = { maxChars: 1_000_000, maxInputChars: 20_000_000 };
 
 /** What a job's run shares with the runner around it. */
 export interface JobRunContext {
@@ -114,6 +121,7 @@ class JobRun {
   private attempts: number;
   private imageFile: string | undefined;
   private hasSource = false;
+  private hasEvidence = false;
   private wroteOutputs = false;
   /** Whether this run stored the job's end, so that it, and only it, announces the end. */
   private endStored = false;
@@ -267,7 +275,54 @@ class JobRun {
       this.hasSource = true;
       await files.writeSource(this.id, result.html);
     }
+    if (result.exchanges) {
+      await files.writeImage(evidenceName(fileName), await this.evidenceOf(result, fileName));
+      this.hasEvidence = true;
+    }
     return fileName;
+  }
+
+  /**
+   * The signed WACZ of an `evidence` capture: the exchanges it recorded, the picture, the
+   * rendered HTML and its text, and what the job was (its options hold no secret: those are
+   * sealed apart, see CAPTURE_OPTIONS), timed by the service's clock.
+   */
+  private async evidenceOf(result: CaptureResult, fileName: string): Promise<Buffer> {
+    const { evidence, clock } = this.ctx.deps;
+    if (!evidence) throw new Error('evidence bundles are not set up');
+    const job = this.job;
+    const capturedAt = clock.now();
+    const text = result.extracted?.text ?? (result.html === null ? null : (await htmlToText(result.html, EVIDENCE_TEXT_BOUNDS)).text);
+    const metadata = {
+      job_id: job._id,
+      url: job.url,
+      final_url: result.finalUrl,
+      captured_at: new Date(capturedAt).toISOString(),
+      preset: job.preset,
+      full_page: job.full_page,
+      format: result.format,
+      image: fileName,
+      options: job.options ?? {},
+      http_status: result.httpStatus,
+      page_title: result.pageTitle,
+      user_agent: result.userAgent,
+      software: evidence.software,
+    };
+    return packEvidence(
+      {
+        url: job.url,
+        finalUrl: result.finalUrl,
+        title: result.pageTitle,
+        capturedAt,
+        exchanges: result.exchanges ?? [],
+        picture: { data: result.image, contentType: IMAGE_CONTENT_TYPES[result.format] },
+        html: result.html,
+        text,
+        metadata,
+        software: evidence.software,
+      },
+      evidence.signer,
+    );
   }
 
   /** Stores the outputs' fields and the job's end as completed; the mean time learns its duration. */
@@ -284,6 +339,7 @@ class JobRun {
       duration_ms: ended - this.started,
       image_file: fileName,
       has_page_source: this.hasSource,
+      ...(this.hasEvidence ? { has_evidence: true } : {}),
       truncated: result.truncated,
       blocked_requests: result.blockedRequests,
       http_status: result.httpStatus,

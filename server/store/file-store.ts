@@ -94,6 +94,9 @@ export interface FileStore {
   health(): Promise<FilesHealth>;
 }
 
+/** The name of the evidence bundle of image `fileName` (evidence: true), kept beside the image and removed with it. */
+export const evidenceName = (fileName: string) => `${path.basename(fileName).replace(/\.[a-z]+$/, '')}.wacz`;
+
 /** The thumbnail's name of image `fileName` (always WebP). */
 export const thumbnailName = (fileName: string) => `${path.basename(fileName).replace(/\.[a-z]+$/, '')}.webp`;
 
@@ -203,6 +206,7 @@ export class DirectoryFileStore implements FileStore {
   async remove(fileName: string | undefined, jobId: string): Promise<void> {
     if (fileName) {
       await fs.promises.rm(this.imagePath(fileName), { force: true });
+      await fs.promises.rm(this.imagePath(evidenceName(fileName)), { force: true });
       await fs.promises.rm(this.thumbnailPath(fileName), { force: true });
     }
     await fs.promises.rm(this.sourcePath(jobId), { force: true });

@@ -266,6 +266,7 @@ describe('jobs, usage, settings and status', () => {
     expect(status.body.engine).toMatchObject({ browsers: 2, browsers_ready: 2 });
     expect(status.body.captures_per_hour).toHaveLength(24);
     expect(status.body.api_base_url).toBe(`${server.url}/v1`);
+    expect(status.body.evidence_public_key).toBe((await (await fetch(`${server.url}/v1/evidence/public-key`)).json()).public_key);
     expect((await server.admin('POST', '/queue/pause')).body.paused).toBe(true);
     expect((await server.admin('POST', '/queue/resume')).body.paused).toBe(false);
   });

@@ -66,7 +66,7 @@ describe('the MCP endpoint', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['read_page', 'take_screenshot']);
       const shot = tools.find((t) => t.name === 'take_screenshot')!;
-      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'device', 'format', 'full_page', 'html', 'url']);
+      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'device', 'evidence', 'format', 'full_page', 'html', 'url']);
       // url or html: exactly one, which the job's schema checks (a tool error naming them).
       expect(shot.inputSchema.required ?? []).toEqual([]);
       const read = tools.find((t) => t.name === 'read_page')!;
@@ -111,6 +111,17 @@ describe('the MCP endpoint', () => {
     expect(jobs.some((j) => (j.job_id ?? j.id ?? j._id) === jobId)).toBe(true);
     const usage = await (await server.v1('GET', '/usage', key)).json();
     expect(usage.calls_today).toBe(1);
+  }, 180_000);
+
+  it('take_screenshot with evidence gives the evidence_url of a signed bundle of the page', async () => {
+    const { key } = await server.account();
+    const result = await call(key, 'take_screenshot', { url: `${fixtures.url}/small.html`, evidence: true });
+    expect(result.isError).toBeFalsy();
+    const evidenceUrl = /evidence_url: (\S+)/.exec(textOf(result))?.[1];
+    expect(evidenceUrl).toMatch(/\/evidence\.wacz$/);
+    const bundle = Buffer.from(await (await fetch(evidenceUrl!)).arrayBuffer());
+    const checked = await fetch(`${server.url}/v1/evidence/verify`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: bundle });
+    expect(await checked.json()).toMatchObject({ valid: true, signed_by_this_appliance: true, url: `${fixtures.url}/small.html` });
   }, 180_000);
 
   it('read_page returns the Markdown of the main content and the metadata of a documentation page', async () => {

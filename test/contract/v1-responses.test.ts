@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { evidenceRoutes } from '../../server/api/evidence-routes.js';
 import { fileRoutes } from '../../server/api/file-routes.js';
 import { mcpRoutes } from '../../server/api/mcp-routes.js';
 import { monitorRoutes } from '../../server/api/monitor-routes.js';
@@ -85,7 +86,7 @@ describe('the served v1 document', () => {
 
   it('describes every route the v1 routers register, and nothing they do not', () => {
     const deps = { ...server.srv.services, trustProxy: [] };
-    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
@@ -302,6 +303,17 @@ describe('v1 answers match the OpenAPI document', () => {
     expect((await call('POST', '/mcp', { key, body: initialize, headers: { accept } })).status).toBe(200);
     expect((await call('POST', '/mcp', { body: initialize, headers: { accept } })).status).toBe(401);
     expect((await call('POST', '/mcp', { key, body: initialize, headers: { accept: 'application/json' } })).status).toBe(406);
+  });
+
+  it('for evidence: the bundle, the public key and the check of the bundle', async () => {
+    const created = await call('POST', '/screenshot', { key, body: { url: small(), evidence: true } });
+    const done = await waitForJob(server, key, created.json.job_id);
+    const bundle = await call('GET', new URL(done.evidence_url).pathname.replace(/^\/v1/, ''));
+    expect(bundle.status).toBe(200);
+    expect((await call('GET', '/evidence/public-key')).status).toBe(200);
+    const checked = await observe(server.url, 'POST', '/v1/evidence/verify', { headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: bundle.body });
+    expect(checker.check(checked)).toEqual([]);
+    expect(checked.json).toMatchObject({ valid: true, signed_by_this_appliance: true });
   });
 
   it('renders 405 and unknown routes in the documented error shape', async () => {

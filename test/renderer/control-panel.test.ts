@@ -452,6 +452,13 @@ describe('control panel', () => {
     expect((await adminApi('/status')).queue.paused).toBe(false);
   });
 
+  it('shows the evidence signing key on the dashboard, as GET /v1/evidence/public-key gives it', async () => {
+    await goTo('Dashboard', 'Dashboard');
+    const shown = (await (await fetch(`${srv.url}/v1/evidence/public-key`)).json()).public_key;
+    const card = page.locator('.card').filter({ has: page.getByRole('heading', { name: 'Evidence signing key' }) });
+    await expect.poll(() => card.locator('code.code-box').textContent()).toBe(shown);
+  });
+
   it('shows the options a job used, its HTTP status, final address, title and that it was cut, and none of the secrets it was given', async () => {
     const secrets = ['hdr-panel-s3cret', 'cookie-panel-s3cret', 'pw-panel-s3cret'];
     const apiAnswers: Array<Promise<string>> = [];

@@ -5,7 +5,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DirectoryFileStore, type FileStore, ObjectStorageError, STORED_OUTPUTS } from '../../server/store/file-store.js';
+import { DirectoryFileStore, evidenceName, type FileStore, ObjectStorageError, STORED_OUTPUTS } from '../../server/store/file-store.js';
 import { createS3Client } from '../../server/store/s3/s3-client.js';
 import { S3FileStore } from '../../server/store/s3/s3-file-store.js';
 import { startS3, type TestS3, useS3Credentials } from '../helpers/s3rver.js';
@@ -130,20 +130,23 @@ describe.each(stores)('the files store in %s', (_, open) => {
     expect(await files.readOutput('job1', 'links')).toBe('[{"url":"https://example.com/"}]');
   });
 
-  it("removes a job's image, thumbnail, page source and outputs, and nothing of another job", async () => {
+  it("removes a job's image, thumbnail, evidence bundle, page source and outputs, and nothing of another job", async () => {
     for (const job of ['gone', 'kept']) {
       await files.writeImage(`${job}.png`, await png());
+      await files.writeImage(evidenceName(`${job}.png`), Buffer.from('PK bundle'));
       await files.writeThumbnail(`${job}.png`, await png());
       await files.writeSource(job, '<p>x</p>');
       for (const output of STORED_OUTPUTS) await files.writeOutput(job, output, 'x');
     }
     await files.remove('gone.png', 'gone');
     expect(await files.image('gone.png')).toBeNull();
+    expect(await files.image(evidenceName('gone.png'))).toBeNull();
     expect(await files.readSource('gone')).toBeNull();
     for (const output of STORED_OUTPUTS) expect(await files.readOutput('gone', output)).toBeNull();
     // The thumbnail went too: without an image none is made again.
     expect(await files.readThumbnail('gone.png')).toBeNull();
     expect(await files.image('kept.png')).not.toBeNull();
+    expect(await files.readImage(evidenceName('kept.png'))).toEqual(Buffer.from('PK bundle'));
     expect(await files.readSource('kept')).toBe('<p>x</p>');
   });
 
@@ -162,7 +165,7 @@ describe.each(stores)('the files store in %s', (_, open) => {
   });
 
   it('removes the files of many jobs at once (object storage: more keys than one request takes)', async () => {
-    // 200 jobs of 6 keys each: two DeleteObjects requests.
+    // 200 jobs of 7 keys each: two DeleteObjects requests.
     const jobs = Array.from({ length: 200 }, (_, i) => ({ image: `many${i}.png`, jobId: `many${i}` }));
     const image = await png(10, 10);
     await Promise.all(jobs.slice(0, 40).map((job) => Promise.all([files.writeImage(job.image, image), files.writeSource(job.jobId, 's')])));

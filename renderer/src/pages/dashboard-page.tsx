@@ -65,6 +65,19 @@ export function DashboardPage() {
           </p>
         </div>
       )}
+      {s && (
+        <div class="card">
+          <h2 class="card-title">Evidence signing key</h2>
+          <div class="input-row">
+            <code class="code-box">{s.evidence_public_key}</code>
+            <CopyButton text={s.evidence_public_key} label="Copy key" />
+          </div>
+          <p class="field-hint">
+            The Ed25519 public key (base64) that signs the evidence bundles of captures asked with <code>evidence: true</code>. Give it to those who
+            check them: a bundle it verifies was made by this appliance.
+          </p>
+        </div>
+      )}
       {s && <CapturesPerHour status={s} />}
       <UsageCard usage={usage.data} error={usage.error} onRetry={usage.reload} />
     </>

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 
 import { MONITOR_SCHEMAS } from '../../contract/monitors.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
+import { VERIFY_MAX_BYTES } from '../evidence-routes.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
@@ -104,6 +105,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
     security: [{ ApiKey: [] }],
     tags: [
       { name: 'screenshots', description: 'Screenshot jobs and their images' },
+      { name: 'evidence', description: 'Signed WACZ bundles of captures asked with evidence: true, their signing key and their check' },
       { name: 'usage', description: 'Calls counted against the limits' },
       { name: 'mcp', description: 'The Model Context Protocol endpoint for AI agents' },
       { name: 'monitors', description: 'Scheduled captures compared with a baseline, with a diff picture and a webhook on change' },
@@ -311,6 +313,95 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
             '429': { description: 'Too many image requests from this address', content: json(ref('schemas', 'RateLimitError')) },
             '500': ref('responses', 'InternalError'),
             '503': { description: 'The file storage did not answer; try again shortly', content: json(ref('schemas', 'Error')) },
+          },
+        },
+      },
+      '/files/{name}/evidence.wacz': {
+        get: {
+          operationId: 'getEvidenceBundle',
+          tags: ['evidence'],
+          summary: 'The signed WACZ bundle behind an evidence_url',
+          description: 'Needs no key, like the image: its capability name followed by /evidence.wacz. Only for a job asked with evidence: true (docs/evidence.md).',
+          security: [],
+          parameters: [
+            { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: FILE_NAME_PATTERN } },
+            { name: 'Range', in: 'header', required: false, schema: { type: 'string' }, description: 'One byte range, as for the image (replay tools read a WACZ by ranges)' },
+          ],
+          responses: {
+            '200': {
+              description: 'The bundle',
+              headers: { ETag: { required: true, schema: { type: 'string' } }, 'Cache-Control': { required: true, schema: { type: 'string' } } },
+              content: { 'application/wacz': { schema: { type: 'string', contentMediaType: 'application/wacz' } } },
+            },
+            '206': {
+              description: 'The bytes of the range asked for',
+              headers: { 'Content-Range': { required: true, schema: { type: 'string' } }, ETag: { required: true, schema: { type: 'string' } } },
+              content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+            },
+            '304': { description: 'Not modified (the ETag matched)' },
+            '404': { description: 'No such bundle, or removed after the retention period', content: json(ref('schemas', 'Error')) },
+            '416': { description: 'The range starts past the end of the bundle', headers: { 'Content-Range': { required: true, schema: { type: 'string' } } } },
+            '429': { description: 'Too many image requests from this address', content: json(ref('schemas', 'RateLimitError')) },
+            '500': ref('responses', 'InternalError'),
+            '503': { description: 'The file storage did not answer; try again shortly', content: json(ref('schemas', 'Error')) },
+          },
+        },
+      },
+      '/evidence/public-key': {
+        get: {
+          operationId: 'getEvidencePublicKey',
+          tags: ['evidence'],
+          summary: "The appliance's evidence signing key",
+          description: 'Needs no key. The Ed25519 public key, base64 of its SubjectPublicKeyInfo (DER), as a bundle names it in signedData.publicKey.',
+          security: [],
+          responses: {
+            '200': {
+              description: 'The public key',
+              content: json({
+                type: 'object',
+                required: ['algorithm', 'public_key'],
+                additionalProperties: false,
+                properties: { algorithm: { type: 'string', enum: ['Ed25519'] }, public_key: { type: 'string' } },
+              }),
+            },
+            '500': ref('responses', 'InternalError'),
+          },
+        },
+      },
+      '/evidence/verify': {
+        post: {
+          operationId: 'verifyEvidenceBundle',
+          tags: ['evidence'],
+          summary: 'Checks an evidence bundle: its digests, its signature and whose key made it',
+          description: `The bundle is the body, at most ${VERIFY_MAX_BYTES / 1024 / 1024} MB. \`screenshot-appliance verify FILE\` does the same offline.`,
+          requestBody: {
+            required: true,
+            content: {
+              'application/wacz': { schema: { type: 'string', contentMediaType: 'application/wacz' } },
+              'application/zip': { schema: { type: 'string', contentMediaType: 'application/zip' } },
+            },
+          },
+          responses: {
+            '200': {
+              description: 'What the check found (a bundle that fails it is still a 200: see valid and problems)',
+              headers: RATE_HEADERS,
+              content: json({
+                type: 'object',
+                required: ['valid', 'signed_by_this_appliance', 'created_at', 'url', 'public_key', 'problems'],
+                additionalProperties: false,
+                properties: {
+                  valid: { type: 'boolean', description: 'Every digest matches and the signature is good' },
+                  signed_by_this_appliance: { type: 'boolean', description: "Valid, and signed with this appliance's key" },
+                  created_at: { type: ['string', 'null'], description: 'When the bundle says it was made' },
+                  url: { type: ['string', 'null'], description: 'The page the bundle holds' },
+                  public_key: { type: ['string', 'null'], description: 'The key that signed it (base64 SubjectPublicKeyInfo)' },
+                  problems: { type: 'array', items: { type: 'string' }, description: 'What is wrong, naming the file; [] when valid' },
+                },
+              }),
+            },
+            '413': keyedError('The bundle is larger than the limit'),
+            '415': keyedError('Content-Type is neither application/wacz nor application/zip'),
+            ...AUTH_ERRORS,
           },
         },
       },

@@ -10,6 +10,7 @@ import type { Cut } from './capture-clip.js';
 import type { MainFrame } from './main-frame.js';
 import type { PageConsole } from './page-console.js';
 import type { PageDriver } from './page-driver.js';
+import type { PageExchanges, RecordedExchange } from './page-exchanges.js';
 import type { PageTraffic } from './page-traffic.js';
 import type { SettleReport } from './settle-report.js';
 import type { Tripwire } from './tripwire.js';
@@ -71,6 +72,10 @@ export interface Capture {
   image?: EncodedImage;
   /** What `extract` asked for, with its warnings; absent when nothing was. */
   extracted?: Extracted;
+  /** `evidence`: the page's HTTP exchanges being recorded, from before navigation. */
+  exchanges?: PageExchanges;
+  /** `evidence`: the exchanges recorded, once the picture and the outputs are taken. */
+  recorded?: RecordedExchange[];
 }
 
 /** One screenshot with the page's source and facts, and what the page showed of itself as it was taken. */

@@ -8,8 +8,11 @@ import { answerTooLarge, checkAnswerSize, EVALUATE_ANSWER_MAX_CHARS, isOversized
 interface CdpResponse {
   url: string;
   status: number;
+  statusText?: string;
   /** Names as the server sent them; repeated fields joined by newlines. */
   headers: Record<string, string>;
+  /** `http/1.1`, `h2`… */
+  protocol?: string;
 }
 
 /** The commands the pipeline sends, with the parts of their parameters and results it uses. */
@@ -57,6 +60,8 @@ export interface CdpCommands {
    * Patterns with `*` wildcards (`urls`), or URLPattern strings (`urlPatterns`, Chromium 138 and
    * later); a matching sub-request fails with net::ERR_BLOCKED_BY_CLIENT.
    */
+  /** A loaded response's body, from the session's buffer (Network.enable's sizes); an error when it was not kept. */
+  'Network.getResponseBody': { params: { requestId: string }; result: { body: string; base64Encoded: boolean } };
   'Network.setBlockedURLs': { params: { urls?: string[]; urlPatterns?: Array<{ urlPattern: string; block: boolean }> }; result: object };
   'Network.setCookies': {
     params: {
@@ -126,7 +131,11 @@ export interface CdpEvents {
     documentURL?: string;
     /** What started the request: `parser`, `script`, … or `other` (the browser itself, for one). */
     initiator?: { type: string };
-    request: { url: string };
+    request: { url: string; method?: string; headers?: Record<string, string>; postData?: string };
+    /** The response of the hop before, when this is a redirect's next request. */
+    redirectResponse?: CdpResponse;
+    /** When it was sent, seconds since the epoch. */
+    wallTime?: number;
   };
   'Network.responseReceived': { requestId: string; response: CdpResponse };
   /**

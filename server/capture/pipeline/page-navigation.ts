@@ -4,25 +4,30 @@ import { watchLazyLoading } from '../in-page/page-scripts.js';
 import { watchDocumentChanges } from '../in-page/settle-signals.js';
 import type { MainFrame } from './main-frame.js';
 import { listen, type PageDriver } from './page-driver.js';
+import { EXCHANGE_BOUNDS } from './page-exchanges.js';
 import type { PageTraffic } from './page-traffic.js';
 import { tunnelFailure } from './tunnel-failure.js';
 
 /** Time a page that navigated again by script gets to load its new document. */
 const SETTLE_AFTER_NAVIGATION_MS = 5_000;
 
-/** Response bodies are never asked for; without buffers the renderer does not copy each one for the session. */
+/** Response bodies are asked for only by an evidence capture; without buffers the renderer does not copy each one for the session. */
 const NO_BODY_BUFFERS = { maxTotalBufferSize: 0, maxResourceBufferSize: 0 };
+/** An evidence capture's: the bodies PageExchanges reads, within its bounds. */
+const EVIDENCE_BODY_BUFFERS = { maxTotalBufferSize: EXCHANGE_BOUNDS.maxTotalBodyBytes, maxResourceBufferSize: EXCHANGE_BOUNDS.maxBodyBytes };
 const LAZY_LOADING_WATCH = `(${watchLazyLoading.toString()})();(${watchDocumentChanges.toString()})()`;
 
 /**
  * Turns on the events MainFrame and PageTraffic follow, learns the main frame's id, and has
  * every document to come note lazy loading (watchLazyLoading, which decides whether a full page
- * is scrolled) and its changes (watchDocumentChanges, for the wait for a settled page). The commands go together, so they cost one round trip's wait.
+ * is scrolled) and its changes (watchDocumentChanges, for the wait for a settled page); with
+ * `keepBodies`, the session keeps response bodies for PageExchanges. The commands go together, so
+ * they cost one round trip's wait.
  */
-export async function preparePage(driver: PageDriver, frame: MainFrame): Promise<void> {
+export async function preparePage(driver: PageDriver, frame: MainFrame, keepBodies = false): Promise<void> {
   const [, , , { frameTree }] = await Promise.all([
     driver.send('Page.enable'),
-    driver.send('Network.enable', NO_BODY_BUFFERS),
+    driver.send('Network.enable', keepBodies ? EVIDENCE_BODY_BUFFERS : NO_BODY_BUFFERS),
     driver.send('Page.addScriptToEvaluateOnNewDocument', { source: LAZY_LOADING_WATCH }),
     driver.send('Page.getFrameTree'),
   ]);

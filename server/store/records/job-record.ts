@@ -78,6 +78,8 @@ export interface JobRecord {
   has_markdown?: boolean;
   has_text?: boolean;
   has_links?: boolean;
+  /** With `evidence`: the signed WACZ bundle is stored, named after the image (evidenceName). */
+  has_evidence?: boolean;
   /** With `extract: links`: the page had more links than were kept. */
   links_truncated?: boolean;
   /** With `extract: metadata`: what the page declares of itself (completed jobs). */

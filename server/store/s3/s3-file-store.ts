@@ -12,6 +12,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
 import {
+  evidenceName,
   type FilesHealth,
   type FileStore,
   type JobFiles,
@@ -165,7 +166,7 @@ export class S3FileStore implements FileStore {
   /** Every key of the jobs, deleted up to 1000 at a time; keys already gone are no error. */
   async removeMany(jobs: readonly JobFiles[]): Promise<void> {
     const keys = jobs.flatMap((job) => [
-      ...(job.image ? [this.imageKey(job.image), this.thumbnailKey(job.image)] : []),
+      ...(job.image ? [this.imageKey(job.image), this.thumbnailKey(job.image), this.imageKey(evidenceName(job.image))] : []),
       this.sourceKey(job.jobId),
       ...STORED_OUTPUTS.map((output) => this.outputKey(job.jobId, output)),
     ]);
