@@ -8,10 +8,12 @@
  * within one (an animation loop drawn by script: a canvas, a style changed every frame), and the
  * work a script has put off for a moment: timeouts of up to a second set outside a timeout (an
  * app that draws its rows from a timer once its data came, a step that waits before the next
- * request). A timeout set by a timeout — a refresh loop, a clock — and intervals are not counted:
- * they never end. Nothing of what the page sees changes: requestAnimationFrame, setTimeout and
- * clearTimeout are wrapped in proxies of the native functions, so they still look native. Read by
- * pageActivity through a registered symbol on the window.
+ * request) and frames asked for outside a frame, not drawn yet. A timeout set by a timeout (a
+ * refresh loop, a clock), a frame asked for by a frame (an animation loop) and intervals are not
+ * counted: they never end. Nothing of what the page sees changes: requestAnimationFrame,
+ * cancelAnimationFrame, setTimeout and clearTimeout are wrapped in proxies of the native
+ * functions, so they still look native. Read by pageActivity through a registered symbol on the
+ * window.
  */
 export function watchDocumentChanges(): void {
   const mark = Symbol.for('screenshot-appliance.last-change');
@@ -22,6 +24,8 @@ export function watchDocumentChanges(): void {
   });
   observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   let inFrame = false;
+  // Frames asked for outside a frame and not drawn yet.
+  const framesAsked = new Set<unknown>();
   const descriptor = Object.getOwnPropertyDescriptor(window, 'requestAnimationFrame');
   if (descriptor && typeof descriptor.value === 'function') {
     const native = descriptor.value as typeof window.requestAnimationFrame;
@@ -30,8 +34,9 @@ export function watchDocumentChanges(): void {
         if (inFrame) seen.loop = performance.now();
         const callback = args[0];
         if (typeof callback !== 'function') return Reflect.apply(target, self, args);
-        return Reflect.apply(target, self, [
+        const id: unknown = Reflect.apply(target, self, [
           (time: number) => {
+            framesAsked.delete(id);
             inFrame = true;
             try {
               return (callback as (time: number) => unknown)(time);
@@ -40,6 +45,9 @@ export function watchDocumentChanges(): void {
             }
           },
         ]);
+        // A frame asked for from a frame is an animation loop's, which never ends: not waited for.
+        if (!inFrame) framesAsked.add(id);
+        return id;
       },
     });
     Object.defineProperty(window, 'requestAnimationFrame', { ...descriptor, value: proxy });
@@ -47,7 +55,7 @@ export function watchDocumentChanges(): void {
   // Timeouts put off work for a moment: id → when it is due.
   const putOff = new Map<unknown, number>();
   let inTimeout = false;
-  const wrap = (name: 'setTimeout' | 'clearTimeout', apply: (target: (...args: unknown[]) => unknown, self: unknown, args: unknown[]) => unknown) => {
+  const wrap = (name: 'setTimeout' | 'clearTimeout' | 'cancelAnimationFrame', apply: (target: (...args: unknown[]) => unknown, self: unknown, args: unknown[]) => unknown) => {
     const own = Object.getOwnPropertyDescriptor(window, name);
     if (!own || typeof own.value !== 'function') return;
     Object.defineProperty(window, name, { ...own, value: new Proxy(own.value as (...args: unknown[]) => unknown, { apply }) });
@@ -78,13 +86,17 @@ export function watchDocumentChanges(): void {
     putOff.delete(args[0]);
     return Reflect.apply(target, self, args);
   });
+  wrap('cancelAnimationFrame', (target, self, args) => {
+    framesAsked.delete(args[0]);
+    return Reflect.apply(target, self, args);
+  });
   const read = () => {
     const now = performance.now();
     let timeouts = 0;
     // A timeout long overdue belongs to a page too busy to run it, or to a window that runs none: not waited for.
     for (const [id, due] of putOff) if (now - due > 1000) putOff.delete(id);
     else timeouts++;
-    return { count: seen.count, sinceMs: now - seen.last, sinceLoopMs: now - seen.loop, timeouts };
+    return { count: seen.count, sinceMs: now - seen.last, sinceLoopMs: now - seen.loop, timeouts, frames: framesAsked.size };
   };
   Object.defineProperty(window, mark, { value: read, configurable: true, enumerable: false });
 }
@@ -96,9 +108,10 @@ export interface PageActivity {
   /**
    * How many times the document has changed (watchDocumentChanges: batches of changes), how
    * long ago it last did, how long ago a script last asked for a frame from within one, in ms,
-   * and how many timeouts put work off for a moment (up to a second, set outside a timeout).
+   * how many timeouts put work off for a moment (up to a second, set outside a timeout), and how
+   * many frames a script asked for (outside a frame) that have not been drawn yet.
    */
-  changes: { count: number; sinceMs: number; sinceLoopMs: number; timeouts: number };
+  changes: { count: number; sinceMs: number; sinceLoopMs: number; timeouts: number; frames: number };
   /**
    * Something in the viewport may change the picture without changing the document: a canvas,
    * a video, a frame, an embed or object, an animation (CSS or script) that will end, or a
@@ -122,7 +135,7 @@ export function pageActivity(): PageActivity {
     }
   }
   const watched = (window as unknown as Record<symbol, (() => PageActivity['changes']) | undefined>)[Symbol.for('screenshot-appliance.last-change')];
-  const changes = typeof watched === 'function' ? watched() : { count: 0, sinceMs: 1e9, sinceLoopMs: 1e9, timeouts: 0 };
+  const changes = typeof watched === 'function' ? watched() : { count: 0, sinceMs: 1e9, sinceLoopMs: 1e9, timeouts: 0, frames: 0 };
   const vv = window.visualViewport;
   const viewport = {
     x: vv ? vv.pageLeft : window.scrollX,

@@ -71,8 +71,10 @@ export async function waitUntilSettled(
     const changedSinceLoad = activity.changes.count > first.changes.count;
     const needsFrames = frames.started || activity.drawsItself || changedSinceLoad;
     if (needsFrames) await frames.take(driver, clipOf(input.area, activity.viewport), input.dpr);
-    // Work the page put off for a moment (a timeout of up to a second) may still draw: not settled before it ran.
-    const pictureSettled = activity.changes.timeouts === 0 && (needsFrames ? frames.settled() : true);
+    // Work the page put off for a moment (a timeout of up to a second, a frame it asked for) may
+    // still draw: not settled before it ran.
+    const putOff = activity.changes.timeouts + activity.changes.frames > 0;
+    const pictureSettled = !putOff && (needsFrames ? frames.settled() : true);
     if (activity.fontsReady && net.settled && pictureSettled) break;
     if (Date.now() >= until) break;
     await sleep(Math.min(needsFrames ? FRAME_EVERY_MS : POLL_MS, Math.max(0, until - Date.now())));
@@ -81,7 +83,7 @@ export async function waitUntilSettled(
   if (!activity.fontsReady) holding.push('fonts');
   if (!net.settled) holding.push('network');
   const changing = frames.started && !frames.settled() ? frames.changing() : null;
-  if (changing || activity.changes.timeouts > 0) holding.push('picture');
+  if (changing || activity.changes.timeouts + activity.changes.frames > 0) holding.push('picture');
   return {
     settled: holding.length === 0,
     waitedMs: Date.now() - started,
@@ -97,7 +99,7 @@ export async function waitUntilSettled(
 function unknownActivity(first: PageActivity | null, viewport: { width: number; height: number }): PageActivity {
   return {
     fontsReady: true,
-    changes: first?.changes ?? { count: 0, sinceMs: 0, sinceLoopMs: 1e9, timeouts: 0 },
+    changes: first?.changes ?? { count: 0, sinceMs: 0, sinceLoopMs: 1e9, timeouts: 0, frames: 0 },
     drawsItself: true,
     viewport: first?.viewport ?? { x: 0, y: 0, ...viewport },
   };
