@@ -106,6 +106,7 @@ describe('scrolling only pages that load content on scrolling', () => {
         observe: Function.prototype.toString.call(IntersectionObserver.prototype.observe),
         listen: Function.prototype.toString.call(EventTarget.prototype.addEventListener),
         frame: Function.prototype.toString.call(window.requestAnimationFrame),
+        timers: [window.setTimeout, window.clearTimeout, window.cancelAnimationFrame].map((f) => Function.prototype.toString.call(f)),
         names: [IntersectionObserver.prototype.observe.name, EventTarget.prototype.addEventListener.name],
         lengths: [IntersectionObserver.prototype.observe.length, EventTarget.prototype.addEventListener.length],
         enumerable: Object.keys(window).filter((key) => key.includes('screenshot')),
@@ -121,6 +122,7 @@ describe('scrolling only pages that load content on scrolling', () => {
       expect(seen.observe).toContain('[native code]');
       expect(seen.listen).toContain('[native code]');
       expect(seen.frame).toContain('[native code]');
+      for (const timer of seen.timers) expect(timer).toContain('[native code]');
       expect(seen.names).toEqual(['observe', 'addEventListener']);
       expect(seen.lengths).toEqual([1, 2]);
       expect(seen.enumerable).toEqual([]);
