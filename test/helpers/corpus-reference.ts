@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { type Browser, chromium } from 'playwright-core';
@@ -50,11 +51,14 @@ export async function referenceCapture(browser: Browser, url: string, options: R
 /**
  * Reference pictures kept across runs, in `dir`: a reference is taken again only when something
  * it depends on changed. Its key holds the Chromium version, every byte of the corpus as served
- * (corpusDigest), the page, the options, and the text of referenceCapture itself, so a change
- * of the recipe takes them all again. SCREENSHOT_CORPUS_REFERENCES=fresh takes every one anew.
+ * (corpusDigest), the machine's fonts and their configuration (fontsDigest: a package that brings
+ * fonts changes which font a page's family names get), the page, the options, and the text of
+ * referenceCapture itself, so a change of the recipe takes them all again.
+ * SCREENSHOT_CORPUS_REFERENCES=fresh takes every one anew.
  */
 export class CachedReferences {
   private browser: Promise<Browser> | undefined;
+  private readonly fonts = fontsDigest();
   hits = 0;
   misses = 0;
 
@@ -72,7 +76,7 @@ export class CachedReferences {
   async capture(url: string, pagePath: string, options: ReferenceOptions): Promise<Buffer> {
     const key = crypto
       .createHash('sha256')
-      .update(JSON.stringify({ recipe: referenceCapture.toString(), chromium: this.chromiumVersion, corpus: this.corpus, pagePath, options }))
+      .update(JSON.stringify({ recipe: referenceCapture.toString(), chromium: this.chromiumVersion, corpus: this.corpus, fonts: this.fonts, pagePath, options }))
       .digest('hex');
     const file = path.join(this.dir, `${key}.png`);
     if (!this.fresh && fs.existsSync(file)) {
@@ -110,6 +114,30 @@ export function corpusDigest(root: string): string {
     }
   };
   walk(root);
+  return hash.digest('hex');
+}
+
+/** Where fontconfig finds the machine's fonts and its configuration. */
+const FONT_PLACES = ['/usr/share/fonts', '/usr/local/share/fonts', '/etc/fonts', path.join(os.homedir(), '.fonts'), path.join(os.homedir(), '.local/share/fonts')];
+
+/** A digest of the machine's fonts and fontconfig's configuration: every file's path, size and time. */
+export function fontsDigest(): string {
+  const hash = crypto.createHash('sha256');
+  const walk = (dir: string) => {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const full = path.join(dir, name);
+      const stat = fs.statSync(full, { throwIfNoEntry: false });
+      if (stat?.isDirectory()) walk(full);
+      else if (stat?.isFile()) hash.update(`${full} ${stat.size} ${stat.mtimeMs}\n`);
+    }
+  };
+  for (const place of FONT_PLACES) walk(place);
   return hash.digest('hex');
 }
 
