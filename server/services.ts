@@ -133,7 +133,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const steps: LifecycleStep[] = [{ name: 'the data directory lock', stop: () => lock.release() }];
   try {
     const { files, stores, settings, cluster, adminToken, secrets } = await openStorage(config, clock, log, metrics, steps);
-    const { egress, egressProxyUrl, engine } = await startEgress(config, deps, settings, log, metrics, steps);
+    const { egress, proxy, engine } = await startEgress(config, deps, settings, log, metrics, steps);
     const accounts = new AccountService(stores.accounts, clock, { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
     const destinations = new StorageDestinations({ store: stores.destinations, accounts: stores.accounts, secrets, clock });
@@ -141,6 +141,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const webhooks = createWebhookService({
       store: stores.deliveries,
       policy: egress,
+      // The job may be gone (retention) before its last retry: then the narrowest scope.
+      scopeOf: async (doc) => {
+        const job = await stores.jobs.get(doc.job_id);
+        return job ? keys.networkScope(job.key_id) : 'public';
+      },
       secrets: (accountId) => accounts.signingSecrets(accountId),
       clock,
       schedule: deps.webhookSchedule,
@@ -163,6 +168,10 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       log,
       ends,
       guard: egress,
+      networkOf: async (job) => {
+        const scope = await keys.networkScope(job.key_id);
+        return { scope, proxyServer: await proxy.urlFor(scope) };
+      },
       onFailed: (err, signal) => metrics.jobFailed(err, signal),
       onRetried: () => metrics.captureRetried(),
       pageSourceMaxBytes: config.pageSourceMaxBytes,
@@ -208,7 +217,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
     );
     return {
-      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl: proxy.url, adminToken,
       rateLimiter: new RateLimiter(clock, config.ratePerSecond),
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
@@ -267,7 +276,7 @@ async function startEgress(config: Readonly<Config>, deps: ServiceDeps, settings
   const events = metrics.engineEvents;
   const engine =
     typeof deps.engine === 'function' ? deps.engine({ proxyServer: proxy.url, events }) : deps.engine ?? chromiumEngines(config, proxy.url, log, events);
-  return { egress, egressProxyUrl: proxy.url, engine };
+  return { egress, proxy, engine };
 }
 
 interface MonitorParts {

@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 
 import { NotFoundError } from '../domain-errors.js';
+import type { NetworkScope } from '../egress/network-scope.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import { type Logger,silentLogger } from '../logger.js';
 import type { AttemptRecord, DeliveryDoc, EventType } from '../store/records/delivery-record.js';
@@ -42,6 +43,8 @@ export interface WebhookServiceDeps {
   /** Where deliveries and their attempts are kept, opened by the caller. */
   store: DeliveryStore;
   policy: EgressPolicy;
+  /** The network scope of the key a delivery's job belongs to, read at each attempt. @default none: the policy's settings alone */
+  scopeOf?: (doc: DeliveryDoc) => Promise<NetworkScope>;
   /** Current secret first, then the previous one while within 24 h of a rotation; [] when the account is gone. */
   secrets: (accountId: string) => Promise<string[]>;
   clock?: Clock;
@@ -255,10 +258,12 @@ export class DurableWebhookService implements WebhookService {
 
   private async deliver(doc: DeliveryDoc, signal: AbortSignal): Promise<AttemptOutcome> {
     let secrets: string[];
+    let scope: NetworkScope | undefined;
     try {
       secrets = await this.deps.secrets(doc.account_id);
+      scope = await this.deps.scopeOf?.(doc);
     } catch (err) {
-      const error = `cannot read the webhook secret: ${(err as Error).message}`;
+      const error = `cannot read the webhook secret or the key's network scope: ${(err as Error).message}`;
       return { verdict: 'retry', statusCode: null, error, durationMs: 0 };
     }
     if (secrets.length === 0) {
@@ -277,7 +282,7 @@ export class DurableWebhookService implements WebhookService {
           'webhook-signature': signWebhook(secrets, doc._id, timestamp, doc.body),
         },
       },
-      { policy: this.deps.policy, timeoutMs: this.timeoutMs, agents: this.agents, signal, now: () => this.clock.now() },
+      { policy: this.deps.policy, scope, timeoutMs: this.timeoutMs, agents: this.agents, signal, now: () => this.clock.now() },
     );
   }
 

@@ -174,12 +174,15 @@ export class ChromiumEngine implements CaptureEngine {
     const { url, preset, signal } = request;
     const viewport = request.viewport ?? { width: preset.width, height: preset.height };
     const userAgent = userAgentFor(preset, request.googlebot, slot.version);
+    const proxyServer = request.proxyServer ?? this.options.proxyServer;
     const contextOptions: JobContextOptions = {
       viewport,
       deviceScaleFactor: preset.deviceScaleFactor,
       isMobile: preset.isMobile,
       hasTouch: preset.hasTouch,
       userAgent,
+      // Part of the options a spare context is kept for: a stream of one key's jobs finds its own.
+      ...(proxyServer !== this.options.proxyServer && proxyServer ? { proxy: { server: proxyServer, bypass: '<-loopback>' as const } } : {}),
     };
 
     const tripwire = new Tripwire();
@@ -232,7 +235,7 @@ export class ChromiumEngine implements CaptureEngine {
         tripwire,
         // The pipeline's session emulates the device itself (openJobPage), as Electron's debugger does.
         clipDpr: 1,
-        proxyServer: this.options.proxyServer,
+        proxyServer,
         allowMemory,
         log: this.log,
       });
