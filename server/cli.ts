@@ -56,6 +56,7 @@ function program(): Command {
     .option('--browsers <n>', 'Chromium processes the captures are shared among, 1-8 (default 2)')
     .option('--chromium <path>', 'the Chromium executable (default: looked up)')
     .option('--egress-allow <cidr>', 'a range the egress guard denies by default but you allow (repeatable)', collect)
+    .option('--ca-file <file>', 'a PEM bundle of certificate authorities the browser, webhooks and uploads trust besides the system\'s (repeatable; $SCREENSHOT_CA_FILES)', collect)
     .option('--public-url <url>', 'base of status_url and screenshot_url (behind a reverse proxy)')
     .addOption(new Option('--log-level <level>', 'the lowest level logged').choices(['debug', 'info', 'warn', 'error']))
     .option('--metrics-token <token>', 'a token that opens /metrics and nothing else (prefer $SCREENSHOT_METRICS_TOKEN)')

@@ -14,6 +14,7 @@ export interface ServeOptions {
   browsers?: string;
   chromium?: string;
   egressAllow?: string[];
+  caFile?: string[];
   publicUrl?: string;
   logLevel?: string;
   metricsToken?: string;
@@ -50,6 +51,7 @@ export async function serve(options: ServeOptions, env: Record<string, string | 
   };
   const base = loadConfig(env);
   if (options.egressAllow?.length) overrides.egressAllow = [...base.egressAllow, ...options.egressAllow];
+  if (options.caFile?.length) overrides.caFiles = [...base.caFiles, ...options.caFile];
   const config = loadConfig(env, overrides);
   // Logs go to stderr: stdout carries only the lines below, which scripts read.
   const log = createLogger({ level: logLevel(options.logLevel), destination: process.stderr });

@@ -27,6 +27,8 @@ export interface CustomerUploadsDeps {
   /** @default 120000 */
   timeoutMs?: number;
   timeouts?: S3Timeouts;
+  /** Authorities a destination's certificate may come from: the system's roots and `--ca-file`'s (nodeCa). @default Node's roots */
+  ca?: string[];
 }
 
 /** What an upload adds to a completed job: where the image went, or the warning saying why it did not. */
@@ -75,7 +77,7 @@ export class CustomerUploads {
     });
     const timeout = AbortSignal.timeout(this.deps.timeoutMs ?? UPLOAD_TIMEOUT_MS);
     const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const s3 = await guardedS3Client(destination, this.deps.policy, this.deps.timeouts);
+    const s3 = await guardedS3Client(destination, this.deps.policy, this.deps.timeouts, this.deps.ca);
     // A stop cuts the connections at once (the SDK's PUT and parts take no signal of their own).
     const cut = () => s3.close();
     stop.addEventListener('abort', cut, { once: true });

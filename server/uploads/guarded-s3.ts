@@ -18,7 +18,7 @@ export interface S3Timeouts {
 }
 
 /**
- * An S3 client for a customer's destination whose every connection goes where the egress guard
+ * An S3 client for a customer's destination (over HTTPS trusting `ca`, when given: nodeCa) whose every connection goes where the egress guard
  * allows, as a webhook's does (webhooks/sender.ts): the endpoint is checked once and the client
  * talks to the URL the guard canonicalised (so an IP literal is connected as the very address
  * checked, whatever its spelling: decimal, hex, IPv4-mapped), and every name the client resolves
@@ -30,7 +30,7 @@ export interface S3Timeouts {
  * `close()` ends the client for good: its connections are cut and no new one is made. The SDK's
  * single PUT and multipart parts take no abort signal, so this is what stops an upload at once.
  */
-export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}): Promise<GuardedS3> {
+export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}, ca?: string[]): Promise<GuardedS3> {
   const { record, credentials } = destination;
   const checked = await policy.checkUrl(record.endpoint);
   const port = checked.url.port ? Number(checked.url.port) : checked.url.protocol === 'https:' ? 443 : 80;
@@ -44,7 +44,7 @@ export async function guardedS3Client(destination: OpenDestination, policy: Egre
   };
   const agents = { lookup, keepAlive: false };
   const httpAgent = new ClosableHttpAgent(agents);
-  const httpsAgent = new ClosableHttpsAgent(agents);
+  const httpsAgent = new ClosableHttpsAgent({ ...agents, ca });
   quietNodeVersionWarning();
   const client = new S3Client({
     endpoint: checked.url.href.replace(/\/+$/, ''),

@@ -45,6 +45,8 @@ export interface WebhookServiceDeps {
   policy: EgressPolicy;
   /** The network scope of the key a delivery's job belongs to, read at each attempt. @default none: the policy's settings alone */
   scopeOf?: (doc: DeliveryDoc) => Promise<NetworkScope>;
+  /** Authorities receivers' certificates may come from: the system's roots and `--ca-file`'s (nodeCa). @default Node's roots */
+  ca?: string[];
   /** Current secret first, then the previous one while within 24 h of a rotation; [] when the account is gone. */
   secrets: (accountId: string) => Promise<string[]>;
   clock?: Clock;
@@ -98,7 +100,7 @@ export class DurableWebhookService implements WebhookService {
   private readonly storeRetryMs: number;
   private readonly log: Logger;
   /** Fresh connections for every attempt: a pooled socket would skip the egress check. */
-  private readonly agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
+  private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inFlight = new Map<string, Promise<DeliveryDoc | null>>();
   private aborter = new AbortController();
@@ -113,6 +115,7 @@ export class DurableWebhookService implements WebhookService {
     this.stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
     this.random = deps.random ?? Math.random;
     this.storeRetryMs = deps.storeRetryMs ?? 60_000;
+    this.agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false, ca: deps.ca }) };
     this.log = (deps.log ?? silentLogger).child({ component: 'webhooks' });
   }
 
