@@ -57,6 +57,8 @@ function program(): Command {
     .option('--chromium <path>', 'the Chromium executable (default: looked up)')
     .option('--egress-allow <cidr>', 'a range the egress guard denies by default but you allow (repeatable)', collect)
     .option('--ca-file <file>', 'a PEM bundle of certificate authorities the browser, webhooks and uploads trust besides the system\'s (repeatable; $SCREENSHOT_CA_FILES)', collect)
+    .option('--proxy <url>', 'an upstream HTTP proxy for outgoing traffic, http://[user:password@]host:port; the egress guard still decides (prefer $SCREENSHOT_PROXY)')
+    .addOption(noProxyOption())
     .option('--public-url <url>', 'base of status_url and screenshot_url (behind a reverse proxy)')
     .addOption(new Option('--log-level <level>', 'the lowest level logged').choices(['debug', 'info', 'warn', 'error']))
     .option('--metrics-token <token>', 'a token that opens /metrics and nothing else (prefer $SCREENSHOT_METRICS_TOKEN)')
@@ -213,3 +215,13 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   console.error(known ? `error: ${(err as Error).message}` : err);
   process.exit(err instanceof UsageError ? 2 : 1);
 });
+
+/**
+ * `--no-proxy <list>`: commander reads a `--no-` flag as the negation of `--proxy`, so this one
+ * is declared as an option of its own name (`noProxy`).
+ */
+function noProxyOption(): Option {
+  const option = new Option('--no-proxy <list>', 'comma-separated host names, domains (.corp.example) and CIDR ranges reached directly ($SCREENSHOT_NO_PROXY)');
+  option.negate = false;
+  return option;
+}

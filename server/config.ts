@@ -51,6 +51,14 @@ export interface Config {
    * system's (`--ca-file`, SCREENSHOT_CA_FILES): a company's private CA. @default []
    */
   caFiles: string[];
+  /**
+   * An upstream HTTP proxy every outgoing connection is carried through (`--proxy`,
+   * SCREENSHOT_PROXY), `http://[user:password@]host:port`; the egress guard still decides on each
+   * target. @default none: direct connections
+   */
+  upstreamProxy?: string;
+  /** Targets reached directly although upstreamProxy is set (`--no-proxy`, SCREENSHOT_NO_PROXY). @default [] */
+  noProxy: string[];
   /** Base for absolute URLs in responses; from the request's Host header when unset. */
   publicBaseUrl?: string;
   /** Proxies whose X-Forwarded-For is trusted (IPs or CIDR ranges). @default [] */
@@ -128,6 +136,7 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   egressAllow: [],
   egressDenyLan: false,
   caFiles: [],
+  noProxy: [],
   trustProxy: [],
   adminAllow: ['127.0.0.0/8', '::1/128'],
   metricsAllow: ['127.0.0.0/8', '::1/128'],
@@ -188,6 +197,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     egressAllow: list(env.SCREENSHOT_EGRESS_ALLOW),
     egressDenyLan: env.SCREENSHOT_EGRESS_DENY_LAN === '1' || env.SCREENSHOT_EGRESS_DENY_LAN === 'true',
     caFiles: list(env.SCREENSHOT_CA_FILES),
+    upstreamProxy: env.SCREENSHOT_PROXY || undefined,
+    noProxy: list(env.SCREENSHOT_NO_PROXY),
     publicBaseUrl: env.SCREENSHOT_PUBLIC_BASE_URL || undefined,
     trustProxy: list(env.SCREENSHOT_TRUST_PROXY),
     adminAllow: env.SCREENSHOT_ADMIN_ALLOW ? list(env.SCREENSHOT_ADMIN_ALLOW) : DEFAULTS.adminAllow,

@@ -16,6 +16,7 @@ import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { nodeCa, readAuthorities, type TrustedAuthorities } from './egress/trusted-authorities.js';
+import { parseUpstreamProxy } from './egress/upstream-proxy.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { IdempotentRequests } from './jobs/idempotent-requests.js';
 import type { JobQueue } from './jobs/job-queue.js';
@@ -282,7 +283,13 @@ async function startEgress(
 ) {
   const egress = createEgressPolicy({ allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan }, { resolve: deps.resolve });
   settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-  const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }), onDenied: (denial) => metrics.egressDenied(denial) });
+  const upstream = config.upstreamProxy ? parseUpstreamProxy(config.upstreamProxy, config.noProxy) : undefined;
+  const proxy: EgressProxy = await startEgressProxy({
+    policy: egress,
+    upstream,
+    log: log.child({ component: 'egress' }),
+    onDenied: (denial) => metrics.egressDenied(denial),
+  });
   steps.push({ name: 'the egress proxy', stop: () => proxy.close() });
   const events = metrics.engineEvents;
   const engine =

@@ -8,6 +8,7 @@ import type { NetworkScope } from './network-scope.js';
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
 import { EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER, isProxyMarker } from './proxy-markers.js';
 import { TUNNEL_REFUSAL_PATH, TunnelRefusals } from './tunnel-refusals.js';
+import { bypassesProxy, connectTarget, type UpstreamProxy } from './upstream-proxy.js';
 
 export interface EgressProxy {
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
@@ -44,6 +45,8 @@ export interface EgressProxyDeps {
   connectTimeoutMs?: number;
   /** A request or tunnel with no traffic for this long is closed. @default 120000 */
   idleTimeoutMs?: number;
+  /** The company's proxy, which carries each connection the policy allowed (upstream-proxy.ts). @default none: direct */
+  upstream?: UpstreamProxy;
 }
 
 type Refuse = (status: number, headers: Record<string, string>, text: string) => void;
@@ -89,6 +92,8 @@ export class ForwardProxy implements EgressProxy {
   private readonly onDenied: (denial: EgressDeniedError) => void;
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
+  private readonly upstream: UpstreamProxy | undefined;
+  private closing = false;
   private readonly sockets = new Set<net.Socket>();
   private readonly agent: http.Agent;
   private readonly main: Door;
@@ -109,6 +114,7 @@ export class ForwardProxy implements EgressProxy {
     };
     this.connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
     this.idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
+    this.upstream = deps.upstream;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: this.idleTimeoutMs });
     this.main = this.door(undefined);
   }
@@ -164,6 +170,7 @@ export class ForwardProxy implements EgressProxy {
   }
 
   close(): Promise<void> {
+    this.closing = true;
     const closing = [...this.opened].map((door) => new Promise<void>((resolve) => door.server.close(() => resolve())));
     for (const socket of this.sockets) socket.destroy();
     this.agent.destroy();
@@ -183,15 +190,25 @@ export class ForwardProxy implements EgressProxy {
     }
     const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string, door.scope), refuse);
     if (!target) return;
+    const port = Number(target.url.port) || 80;
+    // Through the company's proxy, a tunnel to the checked address carries the request as it is.
+    const carried = this.upstream && !bypassesProxy(this.upstream, target.url.hostname, target.address);
     const upstream = http.request({
       host: target.address,
       family: target.family,
-      port: Number(target.url.port) || 80,
+      port,
       method: req.method,
       path: target.url.pathname + target.url.search,
       headers: forwardHeaders(req.rawHeaders),
       setHost: false,
-      agent: this.agent,
+      ...(carried
+        ? {
+            createConnection: (_options, done) => {
+              this.connect(target.url.hostname, target, port).then((socket) => done(null, socket), (err: Error) => done(err, undefined as never));
+              return undefined;
+            },
+          }
+        : { agent: this.agent }),
       timeout: this.connectTimeoutMs,
     });
     upstream.once('socket', (socket) => {
@@ -236,7 +253,7 @@ export class ForwardProxy implements EgressProxy {
     };
     const target = await this.vet(`${host}:${port}`, () => this.policy.checkHost(host, port, door.scope), refuse);
     if (!target) return;
-    this.splice(socket, target, port, refuse, (upstream) => {
+    this.splice(socket, host, target, port, refuse, (upstream) => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
     });
@@ -250,7 +267,7 @@ export class ForwardProxy implements EgressProxy {
     if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
     const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string, door.scope), refuse);
     if (!target) return;
-    this.splice(socket, target, Number(target.url.port) || 80, refuse, (upstream) => {
+    this.splice(socket, target.url.hostname, target, Number(target.url.port) || 80, refuse, (upstream) => {
       const lines: string[] = [];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i].toLowerCase();
@@ -294,28 +311,37 @@ export class ForwardProxy implements EgressProxy {
     };
   }
 
+  /**
+   * A connection to the vetted address of `host` (directly, or through the upstream proxy),
+   * tracked so that close() cuts it.
+   */
+  private async connect(host: string, target: EgressTarget, port: number): Promise<net.Socket> {
+    const socket = await connectTarget(this.upstream, host, target, port, this.connectTimeoutMs);
+    this.track(socket);
+    if (this.closing) socket.destroy();
+    return socket;
+  }
+
   /** Opens a connection to the vetted address and splices it to the client once it is open. */
-  private splice(client: net.Socket, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void): void {
-    const upstream = net.connect({ host: target.address, port, family: target.family });
-    this.track(upstream);
-    let open = false;
-    upstream.setTimeout(this.connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
-    upstream.once('connect', () => {
-      open = true;
-      upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
-      client.setTimeout(this.idleTimeoutMs, () => client.destroy());
-      greet(upstream);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.on('error', (err) => {
-      if (open) client.destroy();
-      else refuse(502, unreachable(err), `cannot reach the target: ${err.message}`);
-    });
-    upstream.on('close', () => {
-      if (open) client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
+  private splice(client: net.Socket, host: string, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void): void {
+    let gone = false;
+    client.once('close', () => (gone = true));
+    this.connect(host, target, port).then(
+      (upstream) => {
+        if (gone) return void upstream.destroy();
+        upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
+        client.setTimeout(this.idleTimeoutMs, () => client.destroy());
+        greet(upstream);
+        upstream.pipe(client);
+        client.pipe(upstream);
+        upstream.on('error', () => client.destroy());
+        upstream.on('close', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+      },
+      (err: Error) => {
+        if (!gone) refuse(502, unreachable(err), `cannot reach the target: ${err.message}`);
+      },
+    );
   }
 }
 
