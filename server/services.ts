@@ -16,7 +16,7 @@ import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { nodeCa, readAuthorities, type TrustedAuthorities } from './egress/trusted-authorities.js';
-import { parseUpstreamProxy } from './egress/upstream-proxy.js';
+import { parseUpstreamProxy, type UpstreamProxy } from './egress/upstream-proxy.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { IdempotentRequests } from './jobs/idempotent-requests.js';
 import type { JobQueue } from './jobs/job-queue.js';
@@ -136,7 +136,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   try {
     const { files, stores, settings, cluster, adminToken, secrets } = await openStorage(config, clock, log, metrics, steps);
     const authorities = readAuthorities(config.caFiles);
-    const { egress, proxy, engine } = await startEgress(config, deps, settings, log, metrics, steps, authorities);
+    const upstream = config.upstreamProxy ? parseUpstreamProxy(config.upstreamProxy, config.noProxy) : undefined;
+    const { egress, proxy, engine } = await startEgress(config, deps, settings, log, metrics, steps, authorities, upstream);
     const accounts = new AccountService(stores.accounts, clock, { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
     const destinations = new StorageDestinations({ store: stores.destinations, accounts: stores.accounts, secrets, clock });
@@ -151,6 +152,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       },
       secrets: (accountId) => accounts.signingSecrets(accountId),
       ca: nodeCa(authorities),
+      upstream,
       clock,
       schedule: deps.webhookSchedule,
       log,
@@ -181,7 +183,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
       jobSecrets: stores.jobSecrets,
-      uploads: new CustomerUploads({ destinations, policy: egress, log, ca: nodeCa(authorities) }),
+      uploads: new CustomerUploads({ destinations, policy: egress, log, route: { ca: nodeCa(authorities), upstream } }),
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
     const queue = runner.queue;
@@ -280,10 +282,10 @@ async function startEgress(
   metrics: ServiceMetrics,
   steps: LifecycleStep[],
   authorities: TrustedAuthorities,
+  upstream: UpstreamProxy | undefined,
 ) {
   const egress = createEgressPolicy({ allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan }, { resolve: deps.resolve });
   settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-  const upstream = config.upstreamProxy ? parseUpstreamProxy(config.upstreamProxy, config.noProxy) : undefined;
   const proxy: EgressProxy = await startEgressProxy({
     policy: egress,
     upstream,

@@ -1,5 +1,9 @@
+import dns from 'node:dns';
 import http from 'node:http';
+import type { LookupFunction } from 'node:net';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
 
 import { ConfigError } from '../config.js';
 import { inRange, type IpRange, parseAddress, parseRange } from '../ip-ranges.js';
@@ -110,4 +114,38 @@ function opened(socket: net.Socket, timeoutMs: number): Promise<net.Socket> {
     });
     socket.once('error', reject);
   });
+}
+
+/** Time to open a tunnel for a webhook or an upload. */
+const CARRIED_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * HTTP and HTTPS agents of Node (webhooks, uploads) whose connections the upstream proxy carries:
+ * each goes as a tunnel to the address the request's `lookup` answers, which is the egress
+ * policy's pinned, vetted one (got's `dnsLookup`, the S3 client's agent `lookup`); TLS is then
+ * spoken through the tunnel with the request's own server name and authorities. A target of the
+ * no-proxy list, and every target when `upstream` is undefined, is connected directly.
+ */
+// A mixin's base must be a constructor of `any[]` arguments (TypeScript's rule for mixins).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function carriedAgentClass<A extends new (...args: any[]) => http.Agent>(Agent: A, upstream: UpstreamProxy | undefined, secure: boolean): A {
+  if (!upstream) return Agent;
+  return class extends Agent {
+    override createConnection(options: http.ClientRequestArgs & tls.ConnectionOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+      const done = callback ?? (() => undefined);
+      const host = (options.host ?? 'localhost').replace(/^\[|\]$/g, '');
+      const port = Number(options.port) || (secure ? 443 : 80);
+      const lookup = (options.lookup ?? dns.lookup) as LookupFunction;
+      lookup(host, { all: false }, (err, address, family) => {
+        if (err) return done(err, undefined as never);
+        const target: EgressTarget = { address: address as string, family: family === 6 ? 6 : 4 };
+        if (bypassesProxy(upstream, host, target.address)) return void super.createConnection(options, callback);
+        connectTarget(upstream, host, target, port, CARRIED_CONNECT_TIMEOUT_MS).then(
+          (socket) => done(null, secure ? tls.connect({ ...options, host, socket }) : socket),
+          (failed: Error) => done(failed, undefined as never),
+        );
+      });
+      return undefined;
+    }
+  };
 }

@@ -5,6 +5,7 @@ import https from 'node:https';
 import { NotFoundError } from '../domain-errors.js';
 import type { NetworkScope } from '../egress/network-scope.js';
 import type { EgressPolicy } from '../egress/policy.js';
+import { carriedAgentClass, type UpstreamProxy } from '../egress/upstream-proxy.js';
 import { type Logger,silentLogger } from '../logger.js';
 import type { AttemptRecord, DeliveryDoc, EventType } from '../store/records/delivery-record.js';
 import type { DeliveryStore } from '../store/stores.js';
@@ -47,6 +48,8 @@ export interface WebhookServiceDeps {
   scopeOf?: (doc: DeliveryDoc) => Promise<NetworkScope>;
   /** Authorities receivers' certificates may come from: the system's roots and `--ca-file`'s (nodeCa). @default Node's roots */
   ca?: string[];
+  /** The company's proxy (`--proxy`), which carries each attempt the policy allowed. @default none: direct */
+  upstream?: UpstreamProxy;
   /** Current secret first, then the previous one while within 24 h of a rotation; [] when the account is gone. */
   secrets: (accountId: string) => Promise<string[]>;
   clock?: Clock;
@@ -115,7 +118,9 @@ export class DurableWebhookService implements WebhookService {
     this.stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
     this.random = deps.random ?? Math.random;
     this.storeRetryMs = deps.storeRetryMs ?? 60_000;
-    this.agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false, ca: deps.ca }) };
+    const HttpAgent = carriedAgentClass(http.Agent, deps.upstream, false);
+    const HttpsAgent = carriedAgentClass(https.Agent, deps.upstream, true);
+    this.agents = { http: new HttpAgent({ keepAlive: false }), https: new HttpsAgent({ keepAlive: false, ca: deps.ca }) };
     this.log = (deps.log ?? silentLogger).child({ component: 'webhooks' });
   }
 

@@ -153,7 +153,7 @@ describe("uploads to an account's bucket signed by a private authority", () => {
   });
 
   async function put(ca: string[] | undefined): Promise<unknown> {
-    const s3 = await guardedS3Client(destination(), policy, { connectMs: 5_000, requestMs: 5_000 }, ca);
+    const s3 = await guardedS3Client(destination(), policy, { connectMs: 5_000, requestMs: 5_000 }, { ca });
     try {
       return await s3.client.send(new PutObjectCommand({ Bucket: 'shots', Key: 'a.png', Body: Buffer.from('png') }));
     } finally {

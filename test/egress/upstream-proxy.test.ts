@@ -2,13 +2,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ConfigError, loadConfig } from '../../server/config.js';
 import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js';
 import { startEgressProxy } from '../../server/egress/proxy.js';
 import { parseUpstreamProxy } from '../../server/egress/upstream-proxy.js';
+import { guardedS3Client } from '../../server/uploads/guarded-s3.js';
 import { type TestServer, testServerForFile, waitForJob } from '../helpers/test-server.js';
+import { startReceiver } from '../webhooks/receiver.js';
 
 /** A company proxy on loopback: opens the tunnels it is asked for (but to port 1234), noting each request. */
 interface TestProxy {
@@ -85,11 +88,50 @@ describe('an upstream proxy (--proxy)', () => {
   const at = (host: string, path = '/') => `http://${host}:${site.port}${path}`;
   const tunnels = () => proxy.seen.filter((s) => s.request.startsWith('CONNECT')).length;
 
-  async function capture(url: string, scope: unknown = 'lan') {
+  async function capture(url: string, scope: unknown = 'lan', extra: Record<string, unknown> = {}) {
     const { key } = await (server as TestServer).account({}, { network_scope: scope });
-    const created = await (await server.v1('POST', '/screenshot', key, { url })).json();
+    const created = await (await server.v1('POST', '/screenshot', key, { url, ...extra })).json();
     return waitForJob(server, key, created.job_id);
   }
+
+  async function firstAttempt(jobId: string): Promise<{ status_code: number | null; error: string | null }> {
+    for (let i = 0; i < 100; i++) {
+      const delivery = (await server.admin('GET', `/webhooks?job_id=${jobId}`)).body.deliveries[0];
+      if (delivery?.attempts.length) return delivery.attempts[0];
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no webhook attempt for ${jobId}`);
+  }
+
+  it("carries a job's webhook, and refuses one outside the key's scope without asking it", async () => {
+    const receiver = await startReceiver();
+    try {
+      const hookTunnels = () => proxy.seen.filter((s) => s.request === `CONNECT 127.0.0.1:${receiver.port}`).length;
+      const job = await capture(at('wiki.test'), ['wiki.test'], { callback_url: `http://wiki.test:${receiver.port}/hook` });
+      expect(await firstAttempt(job.job_id)).toMatchObject({ status_code: 200, error: null });
+      expect(hookTunnels()).toBe(1);
+      const refused = await capture(at('wiki.test'), ['wiki.test'], { callback_url: `http://other.test:${receiver.port}/hook` });
+      expect((await firstAttempt(refused.job_id)).error).toMatch(/other\.test resolves to 127\.0\.0\.1, outside the network scope \[wiki\.test\]/);
+      expect(hookTunnels()).toBe(1);
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("carries an upload to an account's bucket", async () => {
+    const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }, { resolve });
+    const record = { _id: 'a', endpoint: at('wiki.test').replace(/\/$/, ''), bucket: 'shots', prefix: '', region: 'us-east-1', path_style: true, access_key_hint: '', sealed_credentials: '', updated_at: 0 };
+    const upstream = parseUpstreamProxy(`http://127.0.0.1:${proxy.port}`);
+    const s3 = await guardedS3Client({ record, credentials: { access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } }, policy, {}, { upstream });
+    const before = tunnels();
+    try {
+      await s3.client.send(new PutObjectCommand({ Bucket: 'shots', Key: 'a.png', Body: Buffer.from('png') }));
+    } finally {
+      s3.close();
+    }
+    expect(tunnels()).toBe(before + 1);
+  });
 
   it('carries a capture as a tunnel to the address the guard checked, with its credentials', async () => {
     const job = await capture(at('wiki.test'));
