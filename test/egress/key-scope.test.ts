@@ -102,12 +102,26 @@ describe("a key's network scope", () => {
     expect(receiver.received).toHaveLength(0);
   });
 
-  it('holds the waiting and later jobs of a key to its new scope', async () => {
+  it('holds the jobs a key has waiting to the scope it is given meanwhile', async () => {
     const { key, keyId } = await server.account({}, { network_scope: ['127.0.0.1/32'] });
-    const patched = await server.admin('PATCH', `/keys/${keyId}`, { network_scope: 'public' });
-    expect(patched.body.network_scope).toBe('public');
-    const created = await (await server.v1('POST', '/screenshot', key, { url: at('127.0.0.1') })).json();
+    await server.admin('POST', '/queue/pause');
+    let created: { job_id: string };
+    try {
+      created = await (await server.v1('POST', '/screenshot', key, { url: at('127.0.0.1') })).json();
+      const patched = await server.admin('PATCH', `/keys/${keyId}`, { network_scope: 'public' });
+      expect(patched.body.network_scope).toBe('public');
+    } finally {
+      await server.admin('POST', '/queue/resume');
+    }
     expect((await waitForJob(server, key, created.job_id)).error).toMatch(/outside the network scope "public"/);
+  });
+
+  it("holds a key's render links to its scope", async () => {
+    const { keyId } = await server.account({}, { network_scope: 'public' });
+    const link = await server.admin('POST', `/keys/${keyId}/render-link`, { url: at('127.0.0.1') });
+    const answer = await fetch(link.body.render_url);
+    expect(answer.status).toBe(502);
+    expect((await answer.json()).message).toMatch(/127\.0\.0\.1 is outside the network scope "public" of the key/);
   });
 });
 
