@@ -103,11 +103,13 @@ function program(): Command {
     .requiredOption('--account <id|email>', 'the account the key belongs to')
     .option('--name <name>', "the key's name")
     .option('--ip <address|cidr>', 'an address or range the key may be used from (repeatable; default: any)', collect)
+    .option('--network-scope <scope>', "where the key's captures may connect: public, lan, or comma-separated CIDR ranges and host names (default: the account's)")
     .option('--data <dir>', DATA_HELP)
     .action(async (o) => {
       const dir = dataDir(o.data);
       const id = await accountId(dir, o.account);
-      print(await adminCall(dir, 'POST', `/accounts/${id}/keys`, { name: o.name, ip_whitelist: o.ip ?? [] }));
+      const scope = o.networkScope === undefined || o.networkScope === 'public' || o.networkScope === 'lan' ? o.networkScope : String(o.networkScope).split(',').map((entry) => entry.trim());
+      print(await adminCall(dir, 'POST', `/accounts/${id}/keys`, { name: o.name, ip_whitelist: o.ip ?? [], network_scope: scope }));
     });
   key
     .command('list')
