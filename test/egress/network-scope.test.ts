@@ -1,8 +1,13 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+
 import { describe, expect, it } from 'vitest';
 
 import { ValidationError } from '../../server/domain-errors.js';
 import { canonicalScope } from '../../server/egress/network-scope.js';
 import { createEgressPolicy, EgressDeniedError, type Resolver } from '../../server/egress/policy.js';
+import { startEgressProxy } from '../../server/egress/proxy.js';
 
 // Names only this test knows, all on loopback but the metadata one.
 const resolve: Resolver = async (host) => {
@@ -109,4 +114,45 @@ describe('the stored form of a network scope', () => {
       expect(() => canonicalScope([entry])).toThrow(/network_scope/);
     },
   );
+});
+
+describe("a door of the egress proxy for a key's scope", () => {
+  /** What the door answers a raw request: its status line. */
+  async function ask(port: number, request: string): Promise<string> {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.write(request);
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      if (text.includes('\r\n')) socket.destroy();
+    });
+    await new Promise((resolve) => socket.on('close', resolve));
+    return text.split('\r\n')[0];
+  }
+
+  it('decides on the name asked in CONNECT and in absolute-form requests, however it is written', async () => {
+    const site = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((done) => site.listen(0, '127.0.0.1', done));
+    const { port } = site.address() as AddressInfo;
+    const policy = createEgressPolicy({ allow: ['127.0.0.1/32'], denyLan: false }, { resolve, localAddresses: () => [] });
+    const proxy = await startEgressProxy({ policy });
+    try {
+      const door = Number(new URL(await proxy.urlFor(['wiki.test'])).port);
+      const connect = (authority: string) => ask(door, `CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`);
+      const get = (url: string) => ask(door, `GET ${url} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      for (const host of ['wiki.test', 'WIKI.TEST', 'wiki.test.', 'Wiki.Test..']) {
+        expect(await connect(`${host}:${port}`), host).toBe('HTTP/1.1 200 Connection Established');
+        expect(await get(`http://${host}:${port}/`), host).toBe('HTTP/1.1 200 OK');
+      }
+      for (const host of ['other.test', '127.0.0.1', '2130706433', '0x7f000001', '0177.0.0.1', '[::ffff:127.0.0.1]', 'localhost', 'wiki.test.other.test']) {
+        expect(await connect(`${host}:${port}`), host).toMatch(/^HTTP\/1\.1 (403|502)/);
+        expect(await get(`http://${host}:${port}/`), host).toMatch(/^HTTP\/1\.1 (403|502)/);
+      }
+      // The browser's own door (no scope) lets the admin-allowed address through.
+      expect(await ask(proxy.port, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`)).toBe('HTTP/1.1 200 Connection Established');
+    } finally {
+      await proxy.close();
+      await new Promise((done) => site.close(done));
+    }
+  });
 });
