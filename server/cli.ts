@@ -33,6 +33,16 @@ function databaseUrl(given: string | undefined): string {
   return loadConfig({}, { databaseUrl: url }).databaseUrl!;
 }
 
+/**
+ * `--no-proxy <list>`: commander reads a `--no-` flag as the negation of `--proxy`, so this one
+ * is declared as an option of its own name (`noProxy`).
+ */
+function noProxyOption(): Option {
+  const option = new Option('--no-proxy <list>', 'comma-separated host names, domains (.corp.example) and CIDR ranges reached directly ($SCREENSHOT_NO_PROXY)');
+  option.negate = false;
+  return option;
+}
+
 function program(): Command {
   const cli = new Command('screenshot-appliance')
     // Thrown instead of exiting, here and in every command made below (they inherit it).
@@ -217,13 +227,3 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   console.error(known ? `error: ${(err as Error).message}` : err);
   process.exit(err instanceof UsageError ? 2 : 1);
 });
-
-/**
- * `--no-proxy <list>`: commander reads a `--no-` flag as the negation of `--proxy`, so this one
- * is declared as an option of its own name (`noProxy`).
- */
-function noProxyOption(): Option {
-  const option = new Option('--no-proxy <list>', 'comma-separated host names, domains (.corp.example) and CIDR ranges reached directly ($SCREENSHOT_NO_PROXY)');
-  option.negate = false;
-  return option;
-}
