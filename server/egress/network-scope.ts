@@ -4,9 +4,7 @@ import type { NetworkScope } from '../contract/admin.js';
 import { ValidationError } from '../domain-errors.js';
 import { inRange, type IpAddress, type IpRange, parseRange, rangeText } from '../ip-ranges.js';
 
-export type { NetworkScope };
-
-/*
+/**
  * A NetworkScope is what an API key's captures and webhooks may reach, inside the admin's egress
  * settings (the ceiling, which still denies loopback and link-local unless the admin allowed them):
  * - `"lan"`: whatever the ceiling allows (public and LAN addresses by default);
@@ -16,6 +14,8 @@ export type { NetworkScope };
  *   A host-name entry grants the name asked for (whatever it resolves to), not the address: a
  *   key granted `wiki.corp.example` cannot reach another name on the wiki's address.
  */
+export type { NetworkScope };
+
 /** The scope of keys made before scopes, and the default of an account's new keys: today's behaviour. */
 export const DEFAULT_NETWORK_SCOPE: NetworkScope = 'lan';
 
