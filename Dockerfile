@@ -14,7 +14,7 @@ FROM node:20-bookworm-slim
 # Chromium and the fonts pages expect: Latin, CJK, emoji, and metric-compatible Arial/Times/Courier.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      chromium fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation tini ca-certificates \
+      chromium fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation tini ca-certificates libnss3-tools \
  && rm -rf /var/lib/apt/lists/*
 
 # A user of its own: Chromium keeps its sandbox (--no-sandbox is added only for root).

@@ -70,7 +70,8 @@ export class ElectronEngine implements CaptureEngine {
     const viewport = request.viewport ?? { width: preset.width, height: preset.height };
     const userAgent = userAgentFor(preset, request.googlebot, this.chromiumVersion());
     const tripwire = new Tripwire();
-    const job = await openJobWindow({ url, viewport, userAgent, proxyServer: this.options.proxyServer }, tripwire);
+    const proxyServer = request.proxyServer ?? this.options.proxyServer;
+    const job = await openJobWindow({ url, viewport, userAgent, proxyServer }, tripwire);
     this.active.set(job, tripwire);
     const stopWatching = tripwire.watch(signal);
     let finished = false;
@@ -84,7 +85,7 @@ export class ElectronEngine implements CaptureEngine {
         // The debugger emulates the device itself, so the clip carries no pixel ratio.
         clipDpr: 1,
         frameFallbackMs: FRAME_FALLBACK_MS,
-        proxyServer: this.options.proxyServer,
+        proxyServer,
         log: this.options.log,
       });
       finished = true;

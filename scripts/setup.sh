@@ -27,6 +27,8 @@ missing=()
 have_chromium || missing+=(chromium fonts-dejavu-core)
 # The tests sign a render link with the shell recipe of docs/render-links.md, which uses openssl.
 command -v openssl >/dev/null || missing+=(openssl)
+# --ca-file gives the browser its authorities in an NSS database made with certutil (and the tests try it).
+command -v certutil >/dev/null || missing+=(libnss3-tools)
 have_postgres_server || missing+=(postgresql)
 for f in fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-liberation; do
   # dpkg -s also answers for a package removed with its configuration left: read its status.

@@ -34,6 +34,16 @@ function databaseUrl(given: string | undefined): string {
   return loadConfig({}, { databaseUrl: url }).databaseUrl!;
 }
 
+/**
+ * `--no-proxy <list>`: commander reads a `--no-` flag as the negation of `--proxy`, so this one
+ * is declared as an option of its own name (`noProxy`).
+ */
+function noProxyOption(): Option {
+  const option = new Option('--no-proxy <list>', 'comma-separated host names, domains (.corp.example) and CIDR ranges reached directly ($SCREENSHOT_NO_PROXY)');
+  option.negate = false;
+  return option;
+}
+
 function program(): Command {
   const cli = new Command('screenshot-appliance')
     // Thrown instead of exiting, here and in every command made below (they inherit it).
@@ -57,6 +67,9 @@ function program(): Command {
     .option('--browsers <n>', 'Chromium processes the captures are shared among, 1-8 (default 2)')
     .option('--chromium <path>', 'the Chromium executable (default: looked up)')
     .option('--egress-allow <cidr>', 'a range the egress guard denies by default but you allow (repeatable)', collect)
+    .option('--ca-file <file>', 'a PEM bundle of certificate authorities the browser, webhooks and uploads trust besides the system\'s (repeatable; $SCREENSHOT_CA_FILES)', collect)
+    .option('--proxy <url>', 'an upstream HTTP proxy for outgoing traffic, http://[user:password@]host:port; the egress guard still decides (prefer $SCREENSHOT_PROXY)')
+    .addOption(noProxyOption())
     .option('--public-url <url>', 'base of status_url and screenshot_url (behind a reverse proxy)')
     .addOption(new Option('--log-level <level>', 'the lowest level logged').choices(['debug', 'info', 'warn', 'error']))
     .option('--metrics-token <token>', 'a token that opens /metrics and nothing else (prefer $SCREENSHOT_METRICS_TOKEN)')
@@ -101,11 +114,13 @@ function program(): Command {
     .requiredOption('--account <id|email>', 'the account the key belongs to')
     .option('--name <name>', "the key's name")
     .option('--ip <address|cidr>', 'an address or range the key may be used from (repeatable; default: any)', collect)
+    .option('--network-scope <scope>', "where the key's captures may connect: public, lan, or comma-separated CIDR ranges and host names (default: the account's)")
     .option('--data <dir>', DATA_HELP)
     .action(async (o) => {
       const dir = dataDir(o.data);
       const id = await accountId(dir, o.account);
-      print(await adminCall(dir, 'POST', `/accounts/${id}/keys`, { name: o.name, ip_whitelist: o.ip ?? [] }));
+      const scope = o.networkScope === undefined || o.networkScope === 'public' || o.networkScope === 'lan' ? o.networkScope : String(o.networkScope).split(',').map((entry) => entry.trim());
+      print(await adminCall(dir, 'POST', `/accounts/${id}/keys`, { name: o.name, ip_whitelist: o.ip ?? [], network_scope: scope }));
     });
   key
     .command('list')

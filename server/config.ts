@@ -46,6 +46,19 @@ export interface Config {
   egressAllow: string[];
   /** Deny RFC 1918 and fc00::/7 targets too. @default false */
   egressDenyLan: boolean;
+  /**
+   * PEM files of certificate authorities the browser, webhooks and uploads trust besides the
+   * system's (`--ca-file`, SCREENSHOT_CA_FILES): a company's private CA. @default []
+   */
+  caFiles: string[];
+  /**
+   * An upstream HTTP proxy every outgoing connection is carried through (`--proxy`,
+   * SCREENSHOT_PROXY), `http://[user:password@]host:port`; the egress guard still decides on each
+   * target. @default none: direct connections
+   */
+  upstreamProxy?: string;
+  /** Targets reached directly although upstreamProxy is set (`--no-proxy`, SCREENSHOT_NO_PROXY). @default [] */
+  noProxy: string[];
   /** Base for absolute URLs in responses; from the request's Host header when unset. */
   publicBaseUrl?: string;
   /** Proxies whose X-Forwarded-For is trusted (IPs or CIDR ranges). @default [] */
@@ -122,6 +135,8 @@ export const DEFAULTS: Omit<Config, 'dataDir'> = {
   accountQueueShare: 50,
   egressAllow: [],
   egressDenyLan: false,
+  caFiles: [],
+  noProxy: [],
   trustProxy: [],
   adminAllow: ['127.0.0.0/8', '::1/128'],
   metricsAllow: ['127.0.0.0/8', '::1/128'],
@@ -181,6 +196,9 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     chromiumPath: env.CHROMIUM_PATH || undefined,
     egressAllow: list(env.SCREENSHOT_EGRESS_ALLOW),
     egressDenyLan: env.SCREENSHOT_EGRESS_DENY_LAN === '1' || env.SCREENSHOT_EGRESS_DENY_LAN === 'true',
+    caFiles: list(env.SCREENSHOT_CA_FILES),
+    upstreamProxy: env.SCREENSHOT_PROXY || undefined,
+    noProxy: list(env.SCREENSHOT_NO_PROXY),
     publicBaseUrl: env.SCREENSHOT_PUBLIC_BASE_URL || undefined,
     trustProxy: list(env.SCREENSHOT_TRUST_PROXY),
     adminAllow: env.SCREENSHOT_ADMIN_ALLOW ? list(env.SCREENSHOT_ADMIN_ALLOW) : DEFAULTS.adminAllow,
@@ -201,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
   }
   merged.dataDir = path.resolve(merged.dataDir);
+  merged.caFiles = merged.caFiles.map((file) => path.resolve(file));
   if (env.SCREENSHOT_FILES_URL && !/^[a-z][a-z0-9+.-]*:\/\//i.test(env.SCREENSHOT_FILES_URL)) {
     throw new ConfigError('SCREENSHOT_FILES_URL takes s3://bucket/prefix; a directory goes in SCREENSHOT_FILES_DIR');
   }

@@ -16,6 +16,8 @@ import { EvidenceKey } from './crypto/evidence-key.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
+import { nodeCa, readAuthorities, type TrustedAuthorities } from './egress/trusted-authorities.js';
+import { parseUpstreamProxy, type UpstreamProxy } from './egress/upstream-proxy.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { IdempotentRequests } from './jobs/idempotent-requests.js';
 import type { JobQueue } from './jobs/job-queue.js';
@@ -137,7 +139,9 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
   const steps: LifecycleStep[] = [{ name: 'the data directory lock', stop: () => lock.release() }];
   try {
     const { files, stores, settings, cluster, adminToken, secrets, evidenceKey } = await openStorage(config, clock, log, metrics, steps);
-    const { egress, egressProxyUrl, engine } = await startEgress(config, deps, settings, log, metrics, steps);
+    const authorities = readAuthorities(config.caFiles);
+    const upstream = config.upstreamProxy ? parseUpstreamProxy(config.upstreamProxy, config.noProxy) : undefined;
+    const { egress, proxy, engine } = await startEgress(config, deps, settings, log, metrics, steps, authorities, upstream);
     const accounts = new AccountService(stores.accounts, clock, { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
     const destinations = new StorageDestinations({ store: stores.destinations, accounts: stores.accounts, secrets, clock });
@@ -145,7 +149,14 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const webhooks = createWebhookService({
       store: stores.deliveries,
       policy: egress,
+      // The job may be gone (retention) before its last retry: then the narrowest scope.
+      scopeOf: async (doc) => {
+        const job = await stores.jobs.get(doc.job_id);
+        return job ? keys.networkScope(job.key_id) : 'public';
+      },
       secrets: (accountId) => accounts.signingSecrets(accountId),
+      ca: nodeCa(authorities),
+      upstream,
       clock,
       schedule: deps.webhookSchedule,
       log,
@@ -167,12 +178,16 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       log,
       ends,
       guard: egress,
+      networkOf: async (job) => {
+        const scope = await keys.networkScope(job.key_id);
+        return { scope, proxyServer: await proxy.urlFor(scope) };
+      },
       onFailed: (err, signal) => metrics.jobFailed(err, signal),
       onRetried: () => metrics.captureRetried(),
       pageSourceMaxBytes: config.pageSourceMaxBytes,
       secrets,
       jobSecrets: stores.jobSecrets,
-      uploads: new CustomerUploads({ destinations, policy: egress, log }),
+      uploads: new CustomerUploads({ destinations, policy: egress, log, route: { ca: nodeCa(authorities), upstream } }),
       evidence: { signer: evidenceKey, software: serviceSoftware() },
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
@@ -213,7 +228,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
     );
     return {
-      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken, evidenceKey,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl: proxy.url, adminToken, evidenceKey,
       rateLimiter: new RateLimiter(clock, config.ratePerSecond),
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
@@ -265,15 +280,29 @@ async function openStorage(config: Readonly<Config>, clock: Clock, log: Logger, 
 }
 
 /** The egress guard (following the settings), its proxy, and the capture engine behind it. */
-async function startEgress(config: Readonly<Config>, deps: ServiceDeps, settings: SettingsService, log: Logger, metrics: ServiceMetrics, steps: LifecycleStep[]) {
+async function startEgress(
+  config: Readonly<Config>,
+  deps: ServiceDeps,
+  settings: SettingsService,
+  log: Logger,
+  metrics: ServiceMetrics,
+  steps: LifecycleStep[],
+  authorities: TrustedAuthorities,
+  upstream: UpstreamProxy | undefined,
+) {
   const egress = createEgressPolicy({ allow: allowedRanges(settings.get()), denyLan: settings.get().egress_deny_lan }, { resolve: deps.resolve });
   settings.onChange((s) => egress.update({ allow: allowedRanges(s), denyLan: s.egress_deny_lan }));
-  const proxy: EgressProxy = await startEgressProxy({ policy: egress, log: log.child({ component: 'egress' }), onDenied: (denial) => metrics.egressDenied(denial) });
+  const proxy: EgressProxy = await startEgressProxy({
+    policy: egress,
+    upstream,
+    log: log.child({ component: 'egress' }),
+    onDenied: (denial) => metrics.egressDenied(denial),
+  });
   steps.push({ name: 'the egress proxy', stop: () => proxy.close() });
   const events = metrics.engineEvents;
   const engine =
-    typeof deps.engine === 'function' ? deps.engine({ proxyServer: proxy.url, events }) : deps.engine ?? chromiumEngines(config, proxy.url, log, events);
-  return { egress, egressProxyUrl: proxy.url, engine };
+    typeof deps.engine === 'function' ? deps.engine({ proxyServer: proxy.url, events }) : deps.engine ?? chromiumEngines(config, proxy.url, log, events, authorities);
+  return { egress, proxy, engine };
 }
 
 interface MonitorParts {
@@ -367,11 +396,20 @@ function compactAtStop(stores: Stores, log: Logger, waiting: (count: number | un
  * or one ChromiumEngine when it is 1. One browser keeps two contexts ready; in a pool each keeps
  * one, so the pool holds as many spares as it has browsers.
  */
-function chromiumEngines(config: Readonly<Config>, proxyServer: string, logger: Logger, events: EngineEvents): CaptureEngine {
+function chromiumEngines(config: Readonly<Config>, proxyServer: string, logger: Logger, events: EngineEvents, authorities: TrustedAuthorities): CaptureEngine {
   const log = logger.child({ component: 'capture' });
   const executablePath = findChromium(config.chromiumPath);
   const engine = (prewarm?: number) =>
-    new ChromiumEngine({ executablePath, recycleAfter: config.recycleAfter, proxyServer, log, events, prewarm, pageMemoryMb: config.pageMemoryMb });
+    new ChromiumEngine({
+      executablePath,
+      recycleAfter: config.recycleAfter,
+      proxyServer,
+      trustedCertificates: authorities.certificates,
+      log,
+      events,
+      prewarm,
+      pageMemoryMb: config.pageMemoryMb,
+    });
   if (config.browsers === 1) return engine();
   return new EnginePool(Array.from({ length: config.browsers }, () => engine(1)));
 }

@@ -127,9 +127,9 @@ export function adminRoutes(deps: AdminDeps): Router {
     ctx.body = { keys: (await deps.keys.list(ctx.params.id)).map(keyView) };
   });
   router.post('/accounts/:id/keys', async (ctx) => {
-    await deps.accounts.get(ctx.params.id);
+    const account = await deps.accounts.get(ctx.params.id);
     const input = validateBody(ApiKeyCreate, body(ctx)) as Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>;
-    const { key, signingSecret, record } = await deps.keys.create(ctx.params.id, input);
+    const { key, signingSecret, record } = await deps.keys.create(account, input);
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { ...keyView(record), key, signing_secret: signingSecret };

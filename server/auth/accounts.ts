@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import { type Account, type AccountCreate, type AccountUpdate, type Plan,PLANS } from '../contract/admin.js';
 import type { Filled } from '../contract/validate.js';
 import { NotFoundError, ValidationError } from '../domain-errors.js';
+import { canonicalScope, DEFAULT_NETWORK_SCOPE } from '../egress/network-scope.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { type AccountStore, EmailTakenError } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
@@ -60,6 +61,7 @@ export class AccountService {
         plan: input.plan,
         daily_limit: input.daily_limit ?? this.defaults.dailyLimit,
         monthly_limit: input.monthly_limit ?? this.defaults.monthlyLimit,
+        default_network_scope: canonicalScope(input.default_network_scope ?? DEFAULT_NETWORK_SCOPE),
         created_at: this.clock.now(),
         webhook_secret: generateWebhookSecret(),
       })
@@ -84,6 +86,7 @@ export class AccountService {
   async update(id: string, input: AccountUpdate): Promise<AccountRecord> {
     const fields: Partial<AccountRecord> = { ...input };
     if (input.email !== undefined) fields.email = canonicalEmail(input.email);
+    if (input.default_network_scope !== undefined) fields.default_network_scope = canonicalScope(input.default_network_scope);
     const current = await this.get(id);
     if (fields.email && fields.email !== current.email && (await this.store.byEmail(fields.email))) {
       throw new ValidationError(`email ${fields.email} already has an account`);
@@ -133,6 +136,7 @@ export function accountView(account: AccountRecord, usage: { today: number; mont
     plan: account.plan,
     daily_limit: account.daily_limit,
     monthly_limit: account.monthly_limit,
+    default_network_scope: account.default_network_scope ?? DEFAULT_NETWORK_SCOPE,
     created_at: formatIsoSeconds(account.created_at),
     calls_today: usage.today,
     calls_this_month: usage.month,

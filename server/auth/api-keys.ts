@@ -4,7 +4,9 @@ import type { ApiKey, ApiKeyCreate, ApiKeyUpdate } from '../contract/admin.js';
 import type { Filled } from '../contract/validate.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { NotFoundError, ValidationError } from '../domain-errors.js';
+import { canonicalScope, DEFAULT_NETWORK_SCOPE, type NetworkScope } from '../egress/network-scope.js';
 import { canonicalWhitelist } from '../ip-whitelist.js';
+import type { AccountRecord } from '../store/records/account-record.js';
 import type { KeyRecord } from '../store/records/key-record.js';
 import type { KeyStore } from '../store/stores.js';
 import { type Clock,formatIsoSeconds } from '../time.js';
@@ -43,19 +45,21 @@ export class ApiKeyService {
    * its render-link signing secret. Both are returned this once.
    */
   async create(
-    accountId: string,
+    account: AccountRecord,
     input: Filled<ApiKeyCreate, 'name' | 'ip_whitelist'>,
   ): Promise<{ key: string; signingSecret: string; record: KeyRecord }> {
     const name = keyName(input.name);
     const ip_whitelist = canonicalWhitelist(input.ip_whitelist);
+    const network_scope = canonicalScope(input.network_scope ?? account.default_network_scope ?? DEFAULT_NETWORK_SCOPE);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
     const signingSecret = newSigningSecret();
     const record = await this.store.insert({
-      account_id: accountId,
+      account_id: account._id,
       name,
       hash: hashKey(key).toString('hex'),
       prefix: key.slice(0, PREFIX_LENGTH),
       ip_whitelist,
+      network_scope,
       created_at: this.clock.now(),
       last_used_at: null,
       revoked: false,
@@ -110,12 +114,19 @@ export class ApiKeyService {
     const set: Partial<KeyRecord> = {};
     if (input.name !== undefined) set.name = keyName(input.name);
     if (input.ip_whitelist !== undefined) set.ip_whitelist = canonicalWhitelist(input.ip_whitelist);
+    if (input.network_scope !== undefined) set.network_scope = canonicalScope(input.network_scope);
     if (input.revoked !== undefined) {
       if (current.revoked && !input.revoked) throw new ValidationError('revoked: a revoked key cannot be restored; create a new one', 'revoked');
       set.revoked = input.revoked;
     }
     await this.store.update(id, set);
     return this.get(id);
+  }
+
+  /** Where a key's captures and webhooks may connect; a key deleted since is held to "public". */
+  async networkScope(id: string): Promise<NetworkScope> {
+    const record = await this.store.get(id);
+    return record ? (record.network_scope ?? DEFAULT_NETWORK_SCOPE) : 'public';
   }
 
   async remove(id: string): Promise<void> {
@@ -159,6 +170,7 @@ export function keyView(record: KeyRecord): ApiKey {
     name: record.name,
     prefix: record.prefix,
     ip_whitelist: record.ip_whitelist,
+    network_scope: record.network_scope ?? DEFAULT_NETWORK_SCOPE,
     created_at: formatIsoSeconds(record.created_at),
     last_used_at: record.last_used_at === null ? null : formatIsoSeconds(record.last_used_at),
     revoked: record.revoked,

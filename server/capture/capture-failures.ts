@@ -80,6 +80,7 @@ const PROXY_ERRORS: Record<string, string> = {
   EHOSTUNREACH: UNREACHABLE_HOST,
   ENETUNREACH: UNREACHABLE_HOST,
   EHOSTDOWN: UNREACHABLE_HOST,
+  EPROXY: 'the upstream proxy (--proxy) would not carry the connection',
 };
 
 /**

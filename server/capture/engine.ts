@@ -32,6 +32,13 @@ export interface CaptureRequest {
   /** The options of POST /v1/screenshot beyond device and format. @default none */
   options?: CaptureOptions;
   signal?: AbortSignal;
+  /**
+   * The egress proxy this capture's connections go through, when it is not the engine's own: the
+   * door of the proxy that also holds the capture's key to its network scope (EgressProxy.urlFor).
+   * The engine gives it to the capture's context (Chromium) or session (Electron) alone.
+   * @default the engine's proxy
+   */
+  proxyServer?: string;
   /** Called with 40 when the page has loaded and 70 when the image is captured. */
   onProgress?: (progress: number) => void;
 }

@@ -14,6 +14,9 @@ export interface ServeOptions {
   browsers?: string;
   chromium?: string;
   egressAllow?: string[];
+  caFile?: string[];
+  proxy?: string;
+  noProxy?: string;
   publicUrl?: string;
   logLevel?: string;
   metricsToken?: string;
@@ -47,9 +50,12 @@ export async function serve(options: ServeOptions, env: Record<string, string | 
     metricsToken: options.metricsToken,
     databaseUrl: options.database,
     filesDir: options.files,
+    upstreamProxy: options.proxy,
   };
   const base = loadConfig(env);
   if (options.egressAllow?.length) overrides.egressAllow = [...base.egressAllow, ...options.egressAllow];
+  if (options.caFile?.length) overrides.caFiles = [...base.caFiles, ...options.caFile];
+  if (options.noProxy !== undefined) overrides.noProxy = options.noProxy.split(',').map((entry) => entry.trim()).filter(Boolean);
   const config = loadConfig(env, overrides);
   // Logs go to stderr: stdout carries only the lines below, which scripts read.
   const log = createLogger({ level: logLevel(options.logLevel), destination: process.stderr });

@@ -13,12 +13,32 @@ export const Plan = Type.Enum([...PLANS], { description: 'Only super_user may us
 export type Plan = Static<typeof Plan>;
 
 const Limit = Type.Integer({ minimum: 0, maximum: 100_000_000 });
+
+/**
+ * What a key's captures, monitors, render links and webhooks may reach, within the admin's
+ * egress settings: `"public"`, `"lan"`, or CIDR ranges and host names (egress/network-scope.ts).
+ */
+export const NetworkScope = Type.Union(
+  [
+    Type.Literal('public', { description: 'Public addresses only: no private, loopback or link-local address, even one the settings allow' }),
+    Type.Literal('lan', { description: 'Whatever the egress settings allow (public and LAN addresses by default)' }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+      minItems: 1,
+      maxItems: 256,
+      description: 'Public addresses, and the private ones these CIDR ranges and host names grant; a host name grants that name only, not its address',
+    }),
+  ],
+  { description: 'Where the key may connect, within the egress settings' },
+);
+export type NetworkScope = Static<typeof NetworkScope>;
+
 const accountFields = {
   email: Type.String({ minLength: 1, maxLength: 254, description: 'Stored lower-case; unique' }),
   email_verified: Type.Boolean(),
   plan: Plan,
   daily_limit: Limit,
   monthly_limit: Limit,
+  default_network_scope: { ...NetworkScope, description: "The network scope of the account's new keys" },
 };
 
 export const Account = Type.Object(
@@ -40,6 +60,7 @@ export const AccountCreate = Type.Object(
     plan: Type.Optional({ ...Plan, default: 'super_user' }),
     daily_limit: Type.Optional(Limit),
     monthly_limit: Type.Optional(Limit),
+    default_network_scope: Type.Optional({ ...accountFields.default_network_scope, default: 'lan' }),
   },
   { additionalProperties: false },
 );
@@ -73,6 +94,7 @@ const apiKeyFields = {
   name: KeyName,
   prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
   ip_whitelist: IpWhitelist,
+  network_scope: NetworkScope,
   created_at: IsoSeconds,
   last_used_at: Nullable(IsoSeconds),
   revoked: Type.Boolean(),
@@ -95,6 +117,7 @@ export const ApiKeyCreate = Type.Object(
   {
     name: Type.Optional({ ...KeyName, default: 'API key' }),
     ip_whitelist: Type.Optional({ ...IpWhitelist, default: [] }),
+    network_scope: Type.Optional({ ...NetworkScope, description: "Where the key may connect; the account's default_network_scope when not given" }),
   },
   { additionalProperties: false },
 );
@@ -104,6 +127,7 @@ export const ApiKeyUpdate = Type.Object(
   {
     name: Type.Optional(KeyName),
     ip_whitelist: Type.Optional(IpWhitelist),
+    network_scope: Type.Optional(NetworkScope),
     revoked: Type.Optional(Type.Boolean({ description: 'true revokes; a revoked key cannot be restored' })),
   },
   { additionalProperties: false },

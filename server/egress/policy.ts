@@ -7,6 +7,7 @@ import ipaddr from 'ipaddr.js';
 import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../domain-errors.js';
 import { inRange, type IpRange, parseRange } from '../ip-ranges.js';
+import { type NetworkScope, ScopeRule, scopeText } from './network-scope.js';
 
 /** What the admin can change about the egress guard (`--egress-allow`, settings API). */
 export interface EgressPolicyOptions {
@@ -35,7 +36,7 @@ export class EgressDeniedError extends Error {
 }
 
 /** What kind of target a denial refused: a fixed list, where the reason's text names addresses. */
-export type EgressDenialKind = 'loopback' | 'link_local' | 'lan' | 'own_port' | 'special' | 'scheme' | 'invalid';
+export type EgressDenialKind = 'loopback' | 'link_local' | 'lan' | 'own_port' | 'special' | 'scheme' | 'invalid' | 'scope';
 
 /**
  * A host name that could not be resolved: no such name, no addresses, or no name server
@@ -82,11 +83,12 @@ export interface EgressPolicy {
    * trailing dots, *.localhost), rejects non-http(s), resolves the host ONCE (a .invalid or .onion
    * name never: HostNotFoundError at once), checks every address; returns the vetted address to
    * pin the connection to. Throws EgressDeniedError, or HostNotFoundError / HostLookupTimeoutError
-   * when the name does not resolve.
+   * when the name does not resolve. With a key's `scope`, every address must also be inside it
+   * (network-scope.ts), decided on the same canonical name and the same answers.
    */
-  checkUrl(url: string): Promise<{ url: URL } & EgressTarget>;
+  checkUrl(url: string, scope?: NetworkScope): Promise<{ url: URL } & EgressTarget>;
   /** The same check for a bare host and port (a proxy CONNECT target), with the same errors. */
-  checkHost(hostname: string, port: number): Promise<EgressTarget>;
+  checkHost(hostname: string, port: number, scope?: NetworkScope): Promise<EgressTarget>;
   /** Reason string when the address is denied, null when allowed. */
   deniedReason(address: string, port?: number): string | null;
   /** Settings changes at run time; throws ValidationError for a range that does not parse. */
@@ -179,7 +181,7 @@ export class IpEgressPolicy implements EgressPolicy {
     this.deniedPorts.add(port);
   }
 
-  async checkUrl(raw: string): Promise<{ url: URL } & EgressTarget> {
+  async checkUrl(raw: string, scope?: NetworkScope): Promise<{ url: URL } & EgressTarget> {
     let url: URL;
     try {
       url = new URL(raw);
@@ -191,11 +193,11 @@ export class IpEgressPolicy implements EgressPolicy {
     }
     url.hostname = canonicalHost(url.hostname);
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-    const target = await this.checkHost(url.hostname, port);
+    const target = await this.checkHost(url.hostname, port, scope);
     return { url, ...target };
   }
 
-  async checkHost(hostname: string, port: number): Promise<EgressTarget> {
+  async checkHost(hostname: string, port: number, scope?: NetworkScope): Promise<EgressTarget> {
     const host = canonicalHost(hostname);
     let targets: EgressTarget[];
     if (net.isIP(host)) {
@@ -208,11 +210,12 @@ export class IpEgressPolicy implements EgressPolicy {
     } else {
       targets = await lookup(this.resolve, host, this.lookupTimeoutMs);
     }
+    const rule = scope === undefined ? undefined : new ScopeRule(scope);
     // Every answer is checked, so a name that mixes a public and a loopback address is refused.
     for (const target of targets) {
       const ip = parseAddress(target.address);
       if (!ip) throw new EgressDeniedError(`${host} resolves to ${target.address}, which is not an IP address`, 'invalid');
-      const denied = this.denial(ip, port);
+      const denied = this.denial(ip, port) ?? scopeDenial(rule, host, ip);
       if (denied) {
         const { phrase, kind } = denied;
         throw new EgressDeniedError(net.isIP(host) ? `${ip.toString()} is ${phrase}` : `${host} resolves to ${ip.toString()}, ${phrase}`, kind);
@@ -255,6 +258,15 @@ export class IpEgressPolicy implements EgressPolicy {
     }
     return null;
   }
+}
+
+/** The refusal of an address the ceiling allows but the key's scope does not, or null. */
+function scopeDenial(rule: ScopeRule | undefined, host: string, ip: ipaddr.IPv4 | ipaddr.IPv6): Denial | null {
+  const embedded = embeddedIPv4(ip);
+  if (!rule || rule.allows(host, ip, embedded.map((e) => e.ip))) return null;
+  const outside = `outside the network scope ${scopeText(rule.scope)} of the key`;
+  const carried = embedded.find((e) => !rule.allows(host, e.ip, []));
+  return { phrase: carried ? `the ${carried.form} form of ${carried.ip.toString()}, ${outside}` : outside, kind: 'scope' };
 }
 
 /**

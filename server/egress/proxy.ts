@@ -4,15 +4,35 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 
 import { type Logger, silentLogger } from '../logger.js';
+import type { NetworkScope } from './network-scope.js';
 import { EgressDeniedError, type EgressPolicy, type EgressTarget } from './policy.js';
 import { EGRESS_DENIED_HEADER, EGRESS_UNREACHABLE_HEADER, isProxyMarker } from './proxy-markers.js';
 import { TUNNEL_REFUSAL_PATH, TunnelRefusals } from './tunnel-refusals.js';
+import { bypassesProxy, connectTarget, type UpstreamProxy } from './upstream-proxy.js';
 
 export interface EgressProxy {
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
   url: string;
   port: number;
+  /**
+   * The address of a door of the proxy that also holds every connection to `scope` (a key's
+   * network scope), for a context's own proxy setting; `url` itself for `"lan"`, which adds
+   * nothing to the policy. A door is opened at the first call for a scope and kept until close().
+   */
+  urlFor(scope: NetworkScope): Promise<string>;
   close(): Promise<void>;
+}
+
+/**
+ * One listening socket of the proxy and the scope it applies: the proxy cannot tell whose a
+ * connection is from what the browser sends (Chromium sends no credentials unasked), so each
+ * scope gets its own port and a context is pointed at its key's. Each remembers its own refused
+ * tunnels, since one target may be refused through one door and not through another.
+ */
+interface Door {
+  server: http.Server;
+  scope: NetworkScope | undefined;
+  refusals: TunnelRefusals;
 }
 
 export interface EgressProxyDeps {
@@ -25,6 +45,8 @@ export interface EgressProxyDeps {
   connectTimeoutMs?: number;
   /** A request or tunnel with no traffic for this long is closed. @default 120000 */
   idleTimeoutMs?: number;
+  /** The company's proxy, which carries each connection the policy allowed (upstream-proxy.ts). @default none: direct */
+  upstream?: UpstreamProxy;
 }
 
 type Refuse = (status: number, headers: Record<string, string>, text: string) => void;
@@ -70,10 +92,14 @@ export class ForwardProxy implements EgressProxy {
   private readonly onDenied: (denial: EgressDeniedError) => void;
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
+  private readonly upstream: UpstreamProxy | undefined;
+  private closing = false;
   private readonly sockets = new Set<net.Socket>();
   private readonly agent: http.Agent;
-  private readonly tunnelRefusals = new TunnelRefusals();
-  private readonly server: http.Server;
+  private readonly main: Door;
+  /** The doors of the scopes other than "lan", by the scope's JSON. */
+  private readonly doors = new Map<string, Promise<string>>();
+  private readonly opened = new Set<Door>();
   private listeningPort = 0;
 
   constructor(deps: EgressProxyDeps) {
@@ -88,12 +114,21 @@ export class ForwardProxy implements EgressProxy {
     };
     this.connectTimeoutMs = deps.connectTimeoutMs ?? 10_000;
     this.idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
+    this.upstream = deps.upstream;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: this.idleTimeoutMs });
-    this.server = http.createServer(this.guarded((req, res) => this.handleRequest(req, res), (_req, res) => res.destroy()));
-    this.server.on('connection', (socket: net.Socket) => this.track(socket));
-    this.server.on('connect', this.guarded((req, client, head) => this.handleConnect(req, client, head), (_req, client) => client.destroy()));
-    this.server.on('upgrade', this.guarded((req, client, head) => this.handleUpgrade(req, client, head), (_req, client) => client.destroy()));
-    this.server.on('clientError', (_err, socket) => socket.destroy());
+    this.main = this.door(undefined);
+  }
+
+  /** A server whose every handler applies `scope` besides the policy. */
+  private door(scope: NetworkScope | undefined): Door {
+    const server = http.createServer();
+    const door: Door = { server, scope, refusals: new TunnelRefusals() };
+    server.on('request', this.guarded((req, res) => this.handleRequest(door, req, res), (_req, res) => res.destroy()));
+    server.on('connection', (socket: net.Socket) => this.track(socket));
+    server.on('connect', this.guarded((req, client, head) => this.handleConnect(door, req, client, head), (_req, client) => client.destroy()));
+    server.on('upgrade', this.guarded((req, client, head) => this.handleUpgrade(door, req, client, head), (_req, client) => client.destroy()));
+    server.on('clientError', (_err, socket) => socket.destroy());
+    return door;
   }
 
   /** e.g. "http://127.0.0.1:41234", for Chromium's `--proxy-server`. */
@@ -107,44 +142,73 @@ export class ForwardProxy implements EgressProxy {
 
   /** Listens on a free port of 127.0.0.1, and registers that port with the policy. */
   async listen(): Promise<void> {
+    this.listeningPort = await this.open(this.main);
+  }
+
+  urlFor(scope: NetworkScope): Promise<string> {
+    if (scope === 'lan') return Promise.resolve(this.url);
+    const key = JSON.stringify(scope);
+    let url = this.doors.get(key);
+    if (!url) {
+      url = this.open(this.door(scope)).then((port) => `http://127.0.0.1:${port}`);
+      this.doors.set(key, url);
+      url.catch(() => this.doors.delete(key));
+    }
+    return url;
+  }
+
+  /** Listens on a free port of 127.0.0.1 for a door, and registers that port with the policy. */
+  private async open(door: Door): Promise<number> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => resolve());
+      door.server.once('error', reject);
+      door.server.listen(0, '127.0.0.1', () => resolve());
     });
-    this.listeningPort = (this.server.address() as AddressInfo).port;
-    this.policy.denyLocalPort(this.listeningPort);
+    this.opened.add(door);
+    const { port } = door.server.address() as AddressInfo;
+    this.policy.denyLocalPort(port);
+    return port;
   }
 
   close(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
-      this.agent.destroy();
-    });
+    this.closing = true;
+    const closing = [...this.opened].map((door) => new Promise<void>((resolve) => door.server.close(() => resolve())));
+    for (const socket of this.sockets) socket.destroy();
+    this.agent.destroy();
+    return Promise.all(closing).then(() => undefined);
   }
 
   /** Plain HTTP, in absolute form; and the engines asking why a tunnel was refused. */
-  private async handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  private async handleRequest(door: Door, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const refuse: Refuse = (status, headers, text) => {
       if (res.headersSent) return void res.destroy();
       res.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
       res.end(text);
     };
-    if (req.url?.split('?')[0] === TUNNEL_REFUSAL_PATH) return this.tunnelRefusals.answer(req, res);
+    if (req.url?.split('?')[0] === TUNNEL_REFUSAL_PATH) return door.refusals.answer(req, res);
     if (!req.url?.startsWith('http://')) {
       return refuse(400, {}, 'this is a forward proxy: send absolute http:// URLs, or CONNECT for https');
     }
-    const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string), refuse);
+    const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string, door.scope), refuse);
     if (!target) return;
+    const port = Number(target.url.port) || 80;
+    // Through the company's proxy, a tunnel to the checked address carries the request as it is.
+    const carried = this.upstream && !bypassesProxy(this.upstream, target.url.hostname, target.address);
     const upstream = http.request({
       host: target.address,
       family: target.family,
-      port: Number(target.url.port) || 80,
+      port,
       method: req.method,
       path: target.url.pathname + target.url.search,
       headers: forwardHeaders(req.rawHeaders),
       setHost: false,
-      agent: this.agent,
+      ...(carried
+        ? {
+            createConnection: (_options, done) => {
+              this.connect(target.url.hostname, target, port).then((socket) => done(null, socket), (err: Error) => done(err, undefined as never));
+              return undefined;
+            },
+          }
+        : { agent: this.agent }),
       timeout: this.connectTimeoutMs,
     });
     upstream.once('socket', (socket) => {
@@ -176,7 +240,7 @@ export class ForwardProxy implements EgressProxy {
   }
 
   /** HTTPS and WebSockets (Chromium tunnels ws:// and wss:// alike through CONNECT). */
-  private async handleConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  private async handleConnect(door: Door, req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
     const authority = parseAuthority(req.url ?? '');
@@ -184,26 +248,26 @@ export class ForwardProxy implements EgressProxy {
     const { host, port } = authority;
     // Chromium shows nobody this answer: the engine asks afterwards what it was (TunnelRefusals).
     const refuse: Refuse = (status, headers, text) => {
-      this.tunnelRefusals.note(`${host}:${port}`, headers);
+      door.refusals.note(`${host}:${port}`, headers);
       refuseRaw(socket, status, headers, text);
     };
-    const target = await this.vet(`${host}:${port}`, () => this.policy.checkHost(host, port), refuse);
+    const target = await this.vet(`${host}:${port}`, () => this.policy.checkHost(host, port, door.scope), refuse);
     if (!target) return;
-    this.splice(socket, target, port, refuse, (upstream) => {
+    this.splice(socket, host, target, port, refuse, (upstream) => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
     });
   }
 
   /** An absolute-form request asking to upgrade (Chromium uses CONNECT instead, but a client could). */
-  private async handleUpgrade(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  private async handleUpgrade(door: Door, req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     const socket = client as net.Socket;
     socket.on('error', () => socket.destroy());
     const refuse: Refuse = (status, headers, text) => refuseRaw(socket, status, headers, text);
     if (!req.url?.startsWith('http://')) return refuse(400, {}, 'send absolute http:// URLs');
-    const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string), refuse);
+    const target = await this.vet(req.url, () => this.policy.checkUrl(req.url as string, door.scope), refuse);
     if (!target) return;
-    this.splice(socket, target, Number(target.url.port) || 80, refuse, (upstream) => {
+    this.splice(socket, target.url.hostname, target, Number(target.url.port) || 80, refuse, (upstream) => {
       const lines: string[] = [];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i].toLowerCase();
@@ -247,28 +311,37 @@ export class ForwardProxy implements EgressProxy {
     };
   }
 
+  /**
+   * A connection to the vetted address of `host` (directly, or through the upstream proxy),
+   * tracked so that close() cuts it.
+   */
+  private async connect(host: string, target: EgressTarget, port: number): Promise<net.Socket> {
+    const socket = await connectTarget(this.upstream, host, target, port, this.connectTimeoutMs);
+    this.track(socket);
+    if (this.closing) socket.destroy();
+    return socket;
+  }
+
   /** Opens a connection to the vetted address and splices it to the client once it is open. */
-  private splice(client: net.Socket, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void): void {
-    const upstream = net.connect({ host: target.address, port, family: target.family });
-    this.track(upstream);
-    let open = false;
-    upstream.setTimeout(this.connectTimeoutMs, () => upstream.destroy(new Error('connect timed out')));
-    upstream.once('connect', () => {
-      open = true;
-      upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
-      client.setTimeout(this.idleTimeoutMs, () => client.destroy());
-      greet(upstream);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.on('error', (err) => {
-      if (open) client.destroy();
-      else refuse(502, unreachable(err), `cannot reach the target: ${err.message}`);
-    });
-    upstream.on('close', () => {
-      if (open) client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
+  private splice(client: net.Socket, host: string, target: EgressTarget, port: number, refuse: Refuse, greet: (upstream: net.Socket) => void): void {
+    let gone = false;
+    client.once('close', () => (gone = true));
+    this.connect(host, target, port).then(
+      (upstream) => {
+        if (gone) return void upstream.destroy();
+        upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
+        client.setTimeout(this.idleTimeoutMs, () => client.destroy());
+        greet(upstream);
+        upstream.pipe(client);
+        client.pipe(upstream);
+        upstream.on('error', () => client.destroy());
+        upstream.on('close', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+      },
+      (err: Error) => {
+        if (!gone) refuse(502, unreachable(err), `cannot reach the target: ${err.message}`);
+      },
+    );
   }
 }
 

@@ -5,6 +5,7 @@ import { HTML_JOB_URL } from '../capture/options/html-document.js';
 import { htmlToText } from '../capture/outputs/html-text.js';
 import { type BundleSigner, packEvidence } from '../capture/outputs/wacz-bundle.js';
 import { PRESETS } from '../capture/presets.js';
+import type { NetworkScope } from '../contract/admin.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { SettingsService } from '../settings.js';
@@ -17,9 +18,18 @@ import type { CustomerUploads } from '../uploads/customer-upload.js';
 import type { EndWriteBehind } from './end-write-behind.js';
 import { classifyFailure, StoppedServiceError } from './job-failure.js';
 
-/** Decides whether the service may reach a URL; throws with the reason when not. */
+/** Decides whether the service may reach a URL (within a key's scope, when given); throws with the reason when not. */
 export interface UrlGuard {
-  checkUrl(url: string): Promise<unknown>;
+  checkUrl(url: string, scope?: NetworkScope): Promise<unknown>;
+}
+
+/**
+ * The network one job may reach: its key's scope, which the check of its URL applies, and the
+ * door of the egress proxy that holds every connection of its capture to that scope.
+ */
+export interface JobNetwork {
+  scope: NetworkScope;
+  proxyServer: string | undefined;
 }
 
 /** What a job's run uses. */
@@ -32,6 +42,8 @@ export interface JobRunDeps {
   log: Logger;
   ends: EndWriteBehind;
   guard?: UrlGuard;
+  /** A job's network, read as its run begins, so a key's new scope holds its waiting jobs too. @default none: the guard's settings alone */
+  networkOf?: (job: JobRecord) => Promise<JobNetwork>;
   /** Largest page source stored, bytes. */
   pageSourceMaxBytes: number;
   /** Told why each job failed (the metrics count failures by class). @default none */
@@ -123,6 +135,7 @@ class JobRun {
   private hasSource = false;
   private hasEvidence = false;
   private wroteOutputs = false;
+  private network: JobNetwork | undefined;
   /** Whether this run stored the job's end, so that it, and only it, announces the end. */
   private endStored = false;
   /** Whether the job ended here (its end stored, or kept for a full disk): its secrets go. */
@@ -193,8 +206,9 @@ class JobRun {
     this.held(await this.ctx.update(this.id, { status: 'processing', progress: 10, started_at: this.started, starts }));
     this.log.debug('started');
     this.ctx.emit();
+    this.network = await this.ctx.deps.networkOf?.(this.job);
     // A document given as html is never fetched; everything it loads meets the egress proxy.
-    if (this.ctx.deps.guard && this.job.url !== HTML_JOB_URL) await this.ctx.deps.guard.checkUrl(this.job.url);
+    if (this.ctx.deps.guard && this.job.url !== HTML_JOB_URL) await this.ctx.deps.guard.checkUrl(this.job.url, this.network?.scope);
   }
 
   /** The job's sealed secrets and large options, opened; a job whose sealed values are gone or cannot be opened fails saying so. */
@@ -254,6 +268,7 @@ class JobRun {
       captureTimeoutMs: settings.capture_timeout_ms,
       maxSourceBytes: deps.pageSourceMaxBytes,
       signal: this.controller.signal,
+      proxyServer: this.network?.proxyServer,
       // Progress is a hint: one that cannot be stored (a full disk) is simply dropped.
       onProgress: (progress) => {
         this.ctx.update(job._id, { progress }).catch(() => undefined);

@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { JobRecord } from '../store/records/job-record.js';
 import { utcDay } from '../time.js';
 import type { StorageDestinations } from './destinations.js';
-import { guardedS3Client, type S3Timeouts } from './guarded-s3.js';
+import { guardedS3Client, type OutgoingRoute, type S3Timeouts } from './guarded-s3.js';
 import { objectKey } from './storage-path.js';
 
 const CONTENT_TYPES: Record<ImageFormat, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', pdf: 'application/pdf' };
@@ -27,6 +27,8 @@ export interface CustomerUploadsDeps {
   /** @default 120000 */
   timeoutMs?: number;
   timeouts?: S3Timeouts;
+  /** The authorities a destination's certificate may come from, and the company's proxy. @default Node's roots, direct */
+  route?: OutgoingRoute;
 }
 
 /** What an upload adds to a completed job: where the image went, or the warning saying why it did not. */
@@ -75,7 +77,7 @@ export class CustomerUploads {
     });
     const timeout = AbortSignal.timeout(this.deps.timeoutMs ?? UPLOAD_TIMEOUT_MS);
     const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const s3 = await guardedS3Client(destination, this.deps.policy, this.deps.timeouts);
+    const s3 = await guardedS3Client(destination, this.deps.policy, this.deps.timeouts, this.deps.route);
     // A stop cuts the connections at once (the SDK's PUT and parts take no signal of their own).
     const cut = () => s3.close();
     stop.addEventListener('abort', cut, { once: true });

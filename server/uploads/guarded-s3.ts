@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
 
 import type { EgressPolicy, EgressTarget } from '../egress/policy.js';
+import { carriedAgentClass, type UpstreamProxy } from '../egress/upstream-proxy.js';
 import { quietNodeVersionWarning } from '../store/s3/s3-client.js';
 import type { OpenDestination } from './destinations.js';
 
@@ -18,7 +19,7 @@ export interface S3Timeouts {
 }
 
 /**
- * An S3 client for a customer's destination whose every connection goes where the egress guard
+ * An S3 client for a customer's destination (over HTTPS trusting `ca`, when given: nodeCa) whose every connection goes where the egress guard
  * allows, as a webhook's does (webhooks/sender.ts): the endpoint is checked once and the client
  * talks to the URL the guard canonicalised (so an IP literal is connected as the very address
  * checked, whatever its spelling: decimal, hex, IPv4-mapped), and every name the client resolves
@@ -30,7 +31,7 @@ export interface S3Timeouts {
  * `close()` ends the client for good: its connections are cut and no new one is made. The SDK's
  * single PUT and multipart parts take no abort signal, so this is what stops an upload at once.
  */
-export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}): Promise<GuardedS3> {
+export async function guardedS3Client(destination: OpenDestination, policy: EgressPolicy, timeouts: S3Timeouts = {}, route: OutgoingRoute = {}): Promise<GuardedS3> {
   const { record, credentials } = destination;
   const checked = await policy.checkUrl(record.endpoint);
   const port = checked.url.port ? Number(checked.url.port) : checked.url.protocol === 'https:' ? 443 : 80;
@@ -43,8 +44,8 @@ export async function guardedS3Client(destination: OpenDestination, policy: Egre
     policy.checkHost(hostname, port).then(answer, (err: Error) => callback(err as NodeJS.ErrnoException, '', 4));
   };
   const agents = { lookup, keepAlive: false };
-  const httpAgent = new ClosableHttpAgent(agents);
-  const httpsAgent = new ClosableHttpsAgent(agents);
+  const httpAgent = new (closable(carriedAgentClass(http.Agent, route.upstream, false)))(agents);
+  const httpsAgent = new (closable(carriedAgentClass(https.Agent, route.upstream, true)))({ ...agents, ca: route.ca });
   quietNodeVersionWarning();
   const client = new S3Client({
     endpoint: checked.url.href.replace(/\/+$/, ''),
@@ -72,6 +73,14 @@ export async function guardedS3Client(destination: OpenDestination, policy: Egre
       client.destroy();
     },
   };
+}
+
+/** How a destination is reached besides the egress guard: the authorities its certificate may come from, and the company's proxy. */
+export interface OutgoingRoute {
+  /** The system's roots and `--ca-file`'s (nodeCa). @default Node's roots */
+  ca?: string[];
+  /** `--proxy`, which carries each connection the guard allowed. @default none: direct */
+  upstream?: UpstreamProxy;
 }
 
 /** A client of a destination, and the way to end it and its connections. */
@@ -106,5 +115,3 @@ function closable<A extends new (...args: any[]) => http.Agent>(Agent: A) {
   };
 }
 
-const ClosableHttpAgent = closable(http.Agent);
-const ClosableHttpsAgent = closable(https.Agent);

@@ -4,6 +4,7 @@ import type { LookupFunction } from 'node:net';
 
 import got, { TimeoutError } from 'got';
 
+import type { NetworkScope } from '../egress/network-scope.js';
 import { EgressDeniedError, type EgressPolicy } from '../egress/policy.js';
 
 /** How one delivery attempt ended and what it means for the next one. */
@@ -25,6 +26,8 @@ export interface SendRequest {
 
 export interface SendDeps {
   policy: EgressPolicy;
+  /** The network scope of the key whose job or monitor the webhook tells of. @default none: the policy's settings alone */
+  scope?: NetworkScope;
   /** Whole attempt, from DNS to the response head. */
   timeoutMs: number;
   agents: { http: http.Agent; https: https.Agent };
@@ -58,7 +61,7 @@ export async function sendWebhook(request: SendRequest, deps: SendDeps): Promise
 
   let target: Awaited<ReturnType<EgressPolicy['checkUrl']>>;
   try {
-    target = await deps.policy.checkUrl(request.url);
+    target = await deps.policy.checkUrl(request.url, deps.scope);
   } catch (err) {
     if (err instanceof EgressDeniedError) return done('stop', null, err.message);
     return done('retry', null, `cannot resolve the callback host: ${(err as Error).message}`);

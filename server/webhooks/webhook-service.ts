@@ -3,7 +3,9 @@ import http from 'node:http';
 import https from 'node:https';
 
 import { NotFoundError } from '../domain-errors.js';
+import type { NetworkScope } from '../egress/network-scope.js';
 import type { EgressPolicy } from '../egress/policy.js';
+import { carriedAgentClass, type UpstreamProxy } from '../egress/upstream-proxy.js';
 import { type Logger,silentLogger } from '../logger.js';
 import type { AttemptRecord, DeliveryDoc, EventType } from '../store/records/delivery-record.js';
 import type { DeliveryStore } from '../store/stores.js';
@@ -42,6 +44,12 @@ export interface WebhookServiceDeps {
   /** Where deliveries and their attempts are kept, opened by the caller. */
   store: DeliveryStore;
   policy: EgressPolicy;
+  /** The network scope of the key a delivery's job belongs to, read at each attempt. @default none: the policy's settings alone */
+  scopeOf?: (doc: DeliveryDoc) => Promise<NetworkScope>;
+  /** Authorities receivers' certificates may come from: the system's roots and `--ca-file`'s (nodeCa). @default Node's roots */
+  ca?: string[];
+  /** The company's proxy (`--proxy`), which carries each attempt the policy allowed. @default none: direct */
+  upstream?: UpstreamProxy;
   /** Current secret first, then the previous one while within 24 h of a rotation; [] when the account is gone. */
   secrets: (accountId: string) => Promise<string[]>;
   clock?: Clock;
@@ -95,7 +103,7 @@ export class DurableWebhookService implements WebhookService {
   private readonly storeRetryMs: number;
   private readonly log: Logger;
   /** Fresh connections for every attempt: a pooled socket would skip the egress check. */
-  private readonly agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
+  private readonly agents: { http: http.Agent; https: https.Agent };
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inFlight = new Map<string, Promise<DeliveryDoc | null>>();
   private aborter = new AbortController();
@@ -110,6 +118,9 @@ export class DurableWebhookService implements WebhookService {
     this.stopTimeoutMs = deps.stopTimeoutMs ?? 5_000;
     this.random = deps.random ?? Math.random;
     this.storeRetryMs = deps.storeRetryMs ?? 60_000;
+    const HttpAgent = carriedAgentClass(http.Agent, deps.upstream, false);
+    const HttpsAgent = carriedAgentClass(https.Agent, deps.upstream, true);
+    this.agents = { http: new HttpAgent({ keepAlive: false }), https: new HttpsAgent({ keepAlive: false, ca: deps.ca }) };
     this.log = (deps.log ?? silentLogger).child({ component: 'webhooks' });
   }
 
@@ -255,10 +266,12 @@ export class DurableWebhookService implements WebhookService {
 
   private async deliver(doc: DeliveryDoc, signal: AbortSignal): Promise<AttemptOutcome> {
     let secrets: string[];
+    let scope: NetworkScope | undefined;
     try {
       secrets = await this.deps.secrets(doc.account_id);
+      scope = await this.deps.scopeOf?.(doc);
     } catch (err) {
-      const error = `cannot read the webhook secret: ${(err as Error).message}`;
+      const error = `cannot read the webhook secret or the key's network scope: ${(err as Error).message}`;
       return { verdict: 'retry', statusCode: null, error, durationMs: 0 };
     }
     if (secrets.length === 0) {
@@ -277,7 +290,7 @@ export class DurableWebhookService implements WebhookService {
           'webhook-signature': signWebhook(secrets, doc._id, timestamp, doc.body),
         },
       },
-      { policy: this.deps.policy, timeoutMs: this.timeoutMs, agents: this.agents, signal, now: () => this.clock.now() },
+      { policy: this.deps.policy, scope, timeoutMs: this.timeoutMs, agents: this.agents, signal, now: () => this.clock.now() },
     );
   }
 

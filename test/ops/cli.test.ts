@@ -166,6 +166,9 @@ describe('the commands', () => {
     expect(accounts.map((a: { email: string }) => a.email)).toContain('cli@example.test');
     const extra = JSON.parse((await runCli(['key', 'create', '--account', 'cli@example.test', '--ip', '10.0.0.0/8', '--ip', '::1', '--data', dir])).stdout);
     expect(extra.ip_whitelist).toEqual(['10.0.0.0/8', '::1']);
+    expect(extra.network_scope).toBe('lan');
+    const scoped = JSON.parse((await runCli(['key', 'create', '--account', 'cli@example.test', '--network-scope', '10.20.1.0/16, Wiki.Corp.Example', '--data', dir])).stdout);
+    expect(scoped.network_scope).toEqual(['10.20.0.0/16', 'wiki.corp.example']);
     const keys = JSON.parse((await runCli(['key', 'list', '--account', 'cli@example.test', '--data', dir])).stdout);
     expect(keys.map((k: { id: string }) => k.id)).toContain(extra.id);
     const revoked = await runCli(['key', 'revoke', extra.id, '--data', dir]);

@@ -18,6 +18,8 @@ export interface BrowserLaunchOptions {
   log: Logger;
   /** Called when the memory guard kills a page's renderer. */
   onRendererKilled?: () => void;
+  /** The browser's HOME, whose NSS database holds the authorities it trusts besides its own (nss-trust.ts). @default the service's */
+  home?: string;
 }
 
 /** Time a polite browser.close() gets before the process group is killed. */
@@ -85,6 +87,8 @@ export class BrowserSlot {
       ignoreDefaultArgs: options.ignoreDefaultArgs,
       headless: true,
       timeout: options.launchTimeoutMs,
+      // The browser inherits the service's environment (playwright's default) but for HOME.
+      env: options.home ? { ...process.env, HOME: options.home } : undefined,
       // The engine owner closes the browser: a server finishing its jobs on SIGTERM needs it.
       handleSIGINT: false,
       handleSIGTERM: false,

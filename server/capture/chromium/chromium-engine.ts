@@ -15,6 +15,7 @@ import { userAgentFor } from '../presets.js';
 import { BrowserSlot } from './browser-slot.js';
 import { type ChromiumCommandLine, chromiumCommandLine } from './chromium-switches.js';
 import type { JobContextOptions, JobPage } from './context-prewarmer.js';
+import { type NssHome, nssHome } from './nss-trust.js';
 import { PipeGuard } from './pipe-guard.js';
 
 export interface ChromiumEngineOptions {
@@ -30,6 +31,11 @@ export interface ChromiumEngineOptions {
   proxyServer?: string;
   /** Told of relaunches, kills and renderers stopped for memory, as they happen (the metrics). @default none */
   events?: EngineEvents;
+  /**
+   * Certificate authorities (PEM) the browser trusts besides its own roots (`--ca-file`), given
+   * to it in an NSS database of its own (nss-trust.ts, which needs certutil). @default []
+   */
+  trustedCertificates?: readonly string[];
   /** More Chromium switches, after ours. @default [] */
   extraArgs?: string[];
   /**
@@ -101,6 +107,8 @@ export class ChromiumEngine implements CaptureEngine {
   private closed = false;
   /** Made at the first launch, removed at close(). */
   private guard: Promise<PipeGuard> | undefined;
+  /** The browsers' HOME when they trust more authorities: made at the first launch, removed at close(). */
+  private trust: Promise<NssHome> | undefined;
 
   constructor(private readonly options: ChromiumEngineOptions) {
     this.recycleAfter = Math.max(1, options.recycleAfter ?? 200);
@@ -145,6 +153,7 @@ export class ChromiumEngine implements CaptureEngine {
     this.current = undefined;
     await Promise.all([...this.slots].map((slot) => slot.close()));
     await this.guard?.then((guard) => guard.dispose()).catch(() => undefined);
+    await this.trust?.then((trust) => trust.dispose()).catch(() => undefined);
   }
 
   async capture(request: CaptureRequest): Promise<CaptureResult> {
@@ -174,12 +183,15 @@ export class ChromiumEngine implements CaptureEngine {
     const { url, preset, signal } = request;
     const viewport = request.viewport ?? { width: preset.width, height: preset.height };
     const userAgent = userAgentFor(preset, request.googlebot, slot.version);
+    const proxyServer = request.proxyServer ?? this.options.proxyServer;
     const contextOptions: JobContextOptions = {
       viewport,
       deviceScaleFactor: preset.deviceScaleFactor,
       isMobile: preset.isMobile,
       hasTouch: preset.hasTouch,
       userAgent,
+      // Part of the options a spare context is kept for: a stream of one key's jobs finds its own.
+      ...(proxyServer !== this.options.proxyServer && proxyServer ? { proxy: { server: proxyServer, bypass: '<-loopback>' as const } } : {}),
     };
 
     const tripwire = new Tripwire();
@@ -232,7 +244,7 @@ export class ChromiumEngine implements CaptureEngine {
         tripwire,
         // The pipeline's session emulates the device itself (openJobPage), as Electron's debugger does.
         clipDpr: 1,
-        proxyServer: this.options.proxyServer,
+        proxyServer,
         allowMemory,
         log: this.log,
       });
@@ -308,8 +320,11 @@ export class ChromiumEngine implements CaptureEngine {
   private async launch(): Promise<BrowserSlot> {
     if (this.closed) throw new Error('ChromiumEngine is closed');
     this.guard ??= PipeGuard.create(this.options.executablePath);
+    const certificates = this.options.trustedCertificates ?? [];
+    if (certificates.length) this.trust ??= nssHome(certificates);
     const slot = await BrowserSlot.launch({
       executablePath: (await this.guard).executablePath,
+      home: (await this.trust)?.home,
       ...this.commandLine,
       prewarm: Math.max(0, this.options.prewarm ?? 2),
       pageMemoryLimitBytes: (this.options.pageMemoryMb ?? DEFAULT_PAGE_MEMORY_MB) * 2 ** 20,

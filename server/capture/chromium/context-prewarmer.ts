@@ -11,6 +11,11 @@ export interface JobContextOptions {
   isMobile: boolean;
   hasTouch: boolean;
   userAgent: string;
+  /**
+   * The context's own proxy (a key's door of the egress proxy), loopback included; none: the
+   * browser's. @default none
+   */
+  proxy?: { server: string; bypass: '<-loopback>' };
 }
 
 /** A fresh isolated context with one blank page, ready for one job and closed after it. */
@@ -28,8 +33,8 @@ export interface JobPage {
  * emulates the device on its own session, and the pipeline's session the same way
  * (emulateDevice); the pipeline's session does the rest.
  */
-export async function openJobPage(browser: Browser, options: JobContextOptions): Promise<JobPage> {
-  const context = await browser.newContext({ ...options, serviceWorkers: 'block', acceptDownloads: false });
+export async function openJobPage(browser: Browser, { proxy, ...options }: JobContextOptions): Promise<JobPage> {
+  const context = await browser.newContext({ ...options, ...(proxy ? { proxy } : {}), serviceWorkers: 'block', acceptDownloads: false });
   try {
     const page = await context.newPage();
     context.on('page', (popup) => {

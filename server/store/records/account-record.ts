@@ -1,4 +1,4 @@
-import type { Plan } from '../../contract/admin.js';
+import type { NetworkScope, Plan } from '../../contract/admin.js';
 
 /** An account as the stores keep it; times are epoch milliseconds. */
 export interface AccountRecord {
@@ -10,6 +10,8 @@ export interface AccountRecord {
   monthly_limit: number;
   created_at: number;
   webhook_secret: string;
+  /** The network scope given to the account's new keys; absent on accounts made before scopes ("lan"). */
+  default_network_scope?: NetworkScope;
   previous_webhook_secret?: string;
   previous_webhook_secret_until?: number;
 }

@@ -1,3 +1,5 @@
+import type { NetworkScope } from '../../contract/admin.js';
+
 /** An API key as the stores keep it; times are epoch milliseconds. */
 export interface KeyRecord {
   _id: string;
@@ -7,6 +9,8 @@ export interface KeyRecord {
   hash: string;
   prefix: string;
   ip_whitelist: string[];
+  /** Where the key's captures and webhooks may connect (egress/network-scope.ts); absent on keys made before scopes ("lan"). */
+  network_scope?: NetworkScope;
   created_at: number;
   last_used_at: number | null;
   revoked: boolean;
