@@ -8,6 +8,7 @@ import { adminSessionRoutes } from './api/admin-session-routes.js';
 import { errorMiddleware } from './api/error-middleware.js';
 import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
+import { loginRoutes } from './api/login-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
 import { metricsRoutes } from './api/metrics-routes.js';
 import { monitorRoutes } from './api/monitor-routes.js';
@@ -73,7 +74,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),
