@@ -173,6 +173,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       secrets,
       jobSecrets: stores.jobSecrets,
       uploads: new CustomerUploads({ destinations, policy: egress, log }),
+      logins,
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
     const queue = runner.queue;
