@@ -9,8 +9,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { canonicalQuery, signCanonical } from '../../server/api/render-link.js';
 import { backupDataDir } from '../../server/cli/backup.js';
 import { SecretBox } from '../../server/crypto/secret-box.js';
 import { appMissing, startApp, type StartedApp } from '../helpers/apps.js';
@@ -29,6 +32,8 @@ let fixture: http.Server;
 let fixtureUrl: string;
 let server: TestServer;
 let key: string;
+let keyId: string;
+let signingSecret: string;
 const log = captureLog();
 /** Every answer the tests read, to look for secrets in. */
 const answers: string[] = [];
@@ -75,7 +80,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => fixture.listen(0, '127.0.0.1', resolve));
   fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
   server = await startTestServer({ ratePerSecond: 1000 }, { log: log.log });
-  key = (await server.account()).key;
+  const { accountId } = await server.account();
+  const created = await server.admin('POST', `/accounts/${accountId}/keys`, { name: 'logins' });
+  ({ key, id: keyId, signing_secret: signingSecret } = created.body);
 }, 60_000);
 afterAll(async () => {
   await server?.close();
@@ -139,6 +146,55 @@ describe.skipIf(appMissing('dokuwiki'))('a saved form login on a real wiki', () 
     const shown = await json(await server.v1('GET', `/logins/${wrong}`, key));
     expect(shown.state).toBe('failed');
     expect(shown.last_error).toContain('username or password was wrong');
+  });
+});
+
+/** The job's page source, as its owner reads it. */
+async function sourceOf(jobId: string): Promise<any> {
+  await waitForJob(server, key, jobId);
+  return json(await server.v1('GET', `/screenshot/${jobId}?include_source=1`, key));
+}
+
+describe.skipIf(appMissing('dokuwiki'))('a saved login named by a render link, an MCP call and a monitor', () => {
+  let login: string;
+  beforeAll(async () => {
+    login = await createLogin({ ...wikiLogin(), name: 'everywhere' });
+  });
+
+  it('renders a signed link with a login as the signed-in page', async () => {
+    const pairs: Array<[string, string]> = [
+      ['url', securePage()],
+      ['login', login],
+      ['key_id', keyId],
+    ];
+    const res = await fetch(`${server.url}/v1/render?${canonicalQuery(pairs)}&signature=${signCanonical(signingSecret, canonicalQuery(pairs))}`);
+    expect(res.status).toBe(200);
+    expect((await sourceOf(res.headers.get('x-job-id')!)).page_source).toContain(SECRET_TEXT);
+  });
+
+  it('reads a page signed in through the MCP tool read_page', async () => {
+    const client = new Client({ name: 'login-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/v1/mcp`), { requestInit: { headers: { 'X-API-Key': key } } }));
+    try {
+      const result = await client.callTool({ name: 'read_page', arguments: { url: securePage(), login } }, undefined, { timeout: 60_000 });
+      expect(JSON.stringify(result.content)).toContain(SECRET_TEXT);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('keeps a monitor of a signed-in page working across a session the wiki ended', async () => {
+    const monitor = await json(await server.v1('POST', '/monitors', key, { url: securePage(), login, schedule: { every_minutes: 60 } }));
+    expect(monitor.id, JSON.stringify(monitor)).toBeDefined();
+    const first = await json(await server.v1('POST', `/monitors/${monitor.id}/run`, key));
+    expect((await sourceOf(first.job_id)).page_source).toContain(SECRET_TEXT);
+    const before = signIns();
+    endWikiSessions();
+    const second = await json(await server.v1('POST', `/monitors/${monitor.id}/run`, key));
+    const job = await sourceOf(second.job_id);
+    expect(job.status, job.error).toBe('completed');
+    expect(job.page_source).toContain(SECRET_TEXT);
+    expect(signIns()).toBe(before + 1);
   });
 });
 
