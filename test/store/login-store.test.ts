@@ -1,9 +1,18 @@
 // Saved logins on both backends: kept over a reopening, their sealed secrets replaced whole and
-// erased with the login.
-import { expect, it } from 'vitest';
+// erased with the login; and brought along when a NeDB directory is imported into PostgreSQL.
+import fs from 'node:fs/promises';
 
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { silentLogger } from '../../server/logger.js';
+import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
+import { importDataDir } from '../../server/store/pg/pg-import.js';
+import { openPgStores } from '../../server/store/pg/pg-stores.js';
 import type { LoginRecord } from '../../server/store/records/login-record.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { describeOnEachStore } from '../helpers/store-backends.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { newAccount } from './conformance-records.js';
 
 const login = (id: string, accountId: string, createdAt: number): LoginRecord => ({
   _id: id,
@@ -46,5 +55,33 @@ describeOnEachStore('saved logins on $name', (store) => {
     expect(await store.stores.logins.get('login_y')).toBeNull();
     expect(await store.stores.logins.secrets('login_y')).toBeNull();
     expect(await store.stores.logins.remove('login_y')).toBe(false);
+  });
+});
+
+describe('a NeDB data directory imported into PostgreSQL', () => {
+  let postgres: TestPostgres;
+  beforeAll(async () => {
+    postgres = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await postgres?.stop();
+  });
+
+  it('brings its saved logins and their sealed secrets along', async () => {
+    const dir = await tempDir('sa-login-import-');
+    const nedb = await openNedbStores(dir, silentLogger);
+    const { _id: accountId } = await nedb.accounts.insert(newAccount());
+    await nedb.logins.insert(login('login_imported', accountId, 1), 'v1.sealed-imported');
+    await nedb.close();
+    const url = await postgres.createDatabase();
+    await importDataDir(dir, url, silentLogger);
+    const pg = await openPgStores(url, silentLogger);
+    try {
+      expect((await pg.logins.list(accountId)).map((l) => l._id)).toEqual(['login_imported']);
+      expect(await pg.logins.secrets('login_imported')).toBe('v1.sealed-imported');
+    } finally {
+      await pg.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
