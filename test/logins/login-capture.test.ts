@@ -30,6 +30,10 @@ const TOKEN_VALUE = `token-${crypto.randomBytes(6).toString('hex')}`;
 let wiki: StartedApp;
 let fixture: http.Server;
 let fixtureUrl: string;
+/** Another origin, with a sign-in form of its own, that counts the requests carrying a body. */
+let elsewhere: http.Server;
+let elsewhereUrl: string;
+let elsewherePosts = 0;
 let server: TestServer;
 let key: string;
 let keyId: string;
@@ -59,6 +63,10 @@ const endWikiSessions = () => fs.writeFileSync(path.join(wiki.dir, 'data', 'meta
 /** /basic needs the Basic credentials; /state shows whether the cookie and the localStorage item are there. */
 function fixtureHandler(req: http.IncomingMessage, res: http.ServerResponse): void {
   res.setHeader('content-type', 'text/html');
+  if (req.url === '/moved-login') {
+    res.writeHead(302, { location: `${elsewhereUrl}/login` }).end();
+    return;
+  }
   if (req.url === '/basic') {
     const expected = `Basic ${Buffer.from(`bob:${BASIC_PASSWORD}`).toString('base64')}`;
     if (req.headers.authorization !== expected) {
@@ -79,6 +87,13 @@ beforeAll(async () => {
   fixture = http.createServer(fixtureHandler);
   await new Promise<void>((resolve) => fixture.listen(0, '127.0.0.1', resolve));
   fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
+  elsewhere = http.createServer((req, res) => {
+    if (req.method === 'POST') elsewherePosts++;
+    res.setHeader('content-type', 'text/html');
+    res.end('<form method="post"><input name="u" type="text"><input name="p" type="password"><button type="submit">Sign in</button></form>');
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
   server = await startTestServer({ ratePerSecond: 1000 }, { log: log.log });
   const { accountId } = await server.account();
   const created = await server.admin('POST', `/accounts/${accountId}/keys`, { name: 'logins' });
@@ -88,6 +103,7 @@ afterAll(async () => {
   await server?.close();
   await wiki?.stop();
   await new Promise((resolve) => fixture?.close(resolve));
+  await new Promise((resolve) => elsewhere?.close(resolve));
 });
 
 async function json(res: Response): Promise<any> {
@@ -216,6 +232,16 @@ describe('HTTP Basic and imported sessions', () => {
     expect(job.status, job.error).toBe('completed');
     expect(job.page_source).toContain('cookie accepted');
     expect(job.page_source).toContain(`stored token of ${TOKEN_VALUE.length} characters`);
+  });
+});
+
+describe('a sign-in page that moved to another site', () => {
+  it('is not given the credentials, and the job says where it went', async () => {
+    const login = await createLogin({ name: 'moved', type: 'form', login_url: `${fixtureUrl}/moved-login`, username: 'alice', password: PASSWORD });
+    const job = await capture(`${fixtureUrl}/state`, login);
+    expect(job.status).toBe('failed');
+    expect(job.error).toContain(`the page moved to ${elsewhereUrl}, which is not given the credentials`);
+    expect(elsewherePosts).toBe(0);
   });
 });
 

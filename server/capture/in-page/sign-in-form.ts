@@ -2,8 +2,10 @@
 // evaluate() in page-driver.ts). Like option-scripts.ts they stay self-contained: no imports, no
 // closures over module scope.
 
-/** What fillSignInForm is given: the credentials, and the selectors the login names (found when absent). */
+/** What fillSignInForm is given: the credentials, the selectors the login names (found when absent), and the origin they belong to. */
 export interface SignInFields {
+  /** The sign-in page's origin: a page of any other (a redirect elsewhere) is not filled in. */
+  origin: string;
   username: string;
   password: string;
   usernameSelector?: string;
@@ -15,9 +17,11 @@ export interface SignInFields {
  * Fills the sign-in form and submits it (just after answering, so the answer is not lost to the
  * navigation). Without selectors: the first visible password field, the last visible text or
  * e-mail field before it (in its form when it has one), and the form's submit button (or the
- * form submitted). Answers the field it could not find, or null.
+ * form submitted). Answers what stopped it (a field it could not find, or a page of another
+ * origin than the sign-in page's), or null.
  */
 export function fillSignInForm(fields: SignInFields): string | null {
+  if (location.origin !== fields.origin) return `sign-in form at ${fields.origin}: the page moved to ${location.origin}, which is not given the credentials`;
   const visible = (element: Element) => {
     const rect = element.getBoundingClientRect();
     const style = getComputedStyle(element);

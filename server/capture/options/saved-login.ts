@@ -48,8 +48,8 @@ export async function signInWithForm(capture: Capture, login: CaptureLogin): Pro
     await navigate(driver, frame, traffic, form.loginUrl, options.proxyServer);
     await frame.until(() => frame.reached('load'), Math.max(0, navigationTimeLeft(capture)));
     const before = frame.navigations;
-    const missing = await onFinalDocument(frame, () => evaluate(driver, fillSignInForm, form));
-    if (missing) throw new SignInFailedError(`The login "${login.name}" failed: no ${missing} on its sign-in page ${form.loginUrl}`);
+    const refused = await onFinalDocument(frame, () => evaluate(driver, fillSignInForm, { ...form, origin: new URL(form.loginUrl).origin }));
+    if (refused) throw new SignInFailedError(`The login "${login.name}" failed: no ${refused} (its sign-in page is ${form.loginUrl})`);
     await frame.until(() => frame.navigations > before && frame.reached('load'), Math.max(0, Math.min(AFTER_SUBMIT_MAX_MS, navigationTimeLeft(capture))));
     const outcome = await onFinalDocument(frame, () => evaluate(driver, signInOutcome, { successSelector: form.successSelector, successUrl: form.successUrl }));
     if (!outcome.signedIn) {
