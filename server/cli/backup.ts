@@ -6,8 +6,8 @@ import { pipeline } from 'node:stream/promises';
 
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
 import { JOB_SECRETS_DIR } from '../store/nedb/job-secret-files.js';
-import { LOGIN_SECRETS_DIR } from '../store/nedb/nedb-login-store.js';
 import { MONITOR_SECRETS_DIR } from '../store/nedb/monitor-secret-files.js';
+import { LOGIN_SECRETS_DIR } from '../store/nedb/nedb-login-store.js';
 import { readTarGz, type TarEntry, writeTarGz } from './tar.js';
 
 /** The archive's last entry: what it holds, with a checksum per file. */
