@@ -113,6 +113,20 @@ describe('a screenshot naming a login', () => {
   });
 });
 
+describe('a monitor naming a login', () => {
+  it("is refused with a 400 naming login when the login is not the account's, and created with its own", async () => {
+    const theirs = await (await create({ ...form, name: 'theirs' }, other)).json();
+    const refused = await server.v1('POST', '/monitors', key, { url: 'http://127.0.0.1:9/', login: theirs.id, schedule: { every_minutes: 60 } });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).message).toContain('login');
+    const mine = await (await create({ ...form, name: 'ours' })).json();
+    const created = await server.v1('POST', '/monitors', key, { url: 'http://127.0.0.1:9/', login: mine.id, schedule: { every_minutes: 60 }, paused: true });
+    expect(created.status).toBe(201);
+    const changed = await server.v1('PATCH', `/monitors/${(await created.json()).id}`, key, { login: theirs.id });
+    expect(changed.status).toBe(400);
+  });
+});
+
 describe('the admin API', () => {
   it("lists an account's logins and deletes one", async () => {
     const login = await (await create({ ...form, name: 'admin-seen' })).json();
