@@ -51,7 +51,8 @@ export interface CaptureLogin {
   /** Set when the capture must sign in first: it is told the session it got, or why it failed. */
   signIn?: {
     signedIn(state: StorageState): Promise<void>;
-    failed(message: string): Promise<void>;
+    /** `refused`: the site refused the credentials (no more tries until they change); else a failure on the way (tried again). */
+    failed(message: string, refused: boolean): Promise<void>;
   };
 }
 

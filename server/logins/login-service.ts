@@ -162,6 +162,12 @@ export class LoginService {
         done();
         return { login: { name, session: secrets.session, form }, version: login.session_version, done };
       }
+      // Credentials the site refused are not tried again by every job (an app may lock the user out after a few): only once changed.
+      if (login.state === 'failed') {
+        throw new CaptureError(
+          `The login "${name}" is not tried again: its last sign-in failed (${login.last_error ?? 'no reason given'}); give its credentials again with PATCH /v1/logins/${id}`,
+        );
+      }
       const version = login.session_version + 1;
       const signIn = {
         signedIn: async (session: StorageState) => {
@@ -173,10 +179,11 @@ export class LoginService {
             done();
           }
         },
-        failed: async (message: string) => {
+        failed: async (message: string, refused: boolean) => {
           try {
             const { session: _dropped, ...rest } = secrets;
-            await this.deps.store.update(id, { state: 'failed', last_error: message.slice(0, LAST_ERROR_MAX_CHARS) }, this.deps.secrets.seal(rest));
+            const change = { state: refused ? ('failed' as const) : ('new' as const), last_error: message.slice(0, LAST_ERROR_MAX_CHARS) };
+            await this.deps.store.update(id, change, this.deps.secrets.seal(rest));
             this.deps.log.info({ login_id: id }, 'the sign-in failed');
           } finally {
             done();

@@ -163,6 +163,19 @@ describe.skipIf(appMissing('dokuwiki'))('a saved form login on a real wiki', () 
     expect(shown.state).toBe('failed');
     expect(shown.last_error).toContain('username or password was wrong');
   });
+
+  it('does not try refused credentials again until they are changed', async () => {
+    const wrong = await createLogin({ ...wikiLogin('still-not-it'), name: 'refused' });
+    expect((await capture(securePage(), wrong)).status).toBe('failed');
+    const tries = signIns();
+    const again = await capture(securePage(), wrong);
+    expect(again.error).toMatch(/^The login "refused" is not tried again: its last sign-in failed .*PATCH \/v1\/logins\//);
+    expect(signIns()).toBe(tries);
+    await json(await server.v1('PATCH', `/logins/${wrong}`, key, { password: PASSWORD }));
+    const fixed = await capture(securePage(), wrong);
+    expect(fixed.status, fixed.error).toBe('completed');
+    expect(signIns()).toBe(tries + 1);
+  });
 });
 
 /** The job's page source, as its owner reads it. */

@@ -71,7 +71,8 @@ export async function signInWithForm(capture: Capture, login: CaptureLogin): Pro
       origins: storage.localStorage.length ? [storage] : [],
     });
   } catch (err) {
-    await told.failed(err instanceof SignInFailedError ? err.message : `The login "${login.name}" could not sign in: ${(err as Error).message}`);
+    const refused = err instanceof SignInFailedError;
+    await told.failed(refused ? err.message : `The login "${login.name}" could not sign in: ${(err as Error).message}`, refused);
     throw err;
   }
 }
