@@ -9,7 +9,7 @@
 //               server/client-errors.ts: listening, mounting the routes
 //   api         server/api/: the HTTP edge (parse, authenticate, call a service, answer)
 //   services    server/jobs/, server/webhooks/, server/auth/, server/limits/, server/metrics/,
-//               server/monitors/, server/uploads/, server/settings.ts
+//               server/monitors/, server/uploads/, server/logins/, server/settings.ts
 //   crypto      server/crypto/: sealing under a key kept in the data directory (or shared by
 //               the nodes of a cluster)
 //   store       server/store/: the stores and the records they keep (server/store/records/)
@@ -35,12 +35,13 @@
 //                       a monitor's check is an ordinary job (made through the JobService),
 //                       and its change is announced as a signed webhook like a job's end
 //   jobs -> uploads     a completed job's image goes to the account's own bucket when asked
+//   jobs -> logins      a job naming a saved login is captured with its session
 
 const layers = [
   { name: 'entry', path: ['^server/cli[.]ts$', '^server/cli/'] },
   { name: 'root', path: ['^server/(services|server|app|client-errors)[.]ts$'] },
   { name: 'api', path: ['^server/api/'] },
-  { name: 'services', path: ['^server/(jobs|webhooks|auth|limits|metrics|monitors|uploads)/', '^server/settings[.]ts$'] },
+  { name: 'services', path: ['^server/(jobs|webhooks|auth|limits|metrics|monitors|uploads|logins)/', '^server/settings[.]ts$'] },
   { name: 'crypto', path: ['^server/crypto/'] },
   { name: 'store', path: ['^server/store/'] },
   { name: 'contract', path: ['^server/contract/'] },
@@ -70,9 +71,10 @@ const services = {
   metrics: '^server/metrics/',
   monitors: '^server/monitors/',
   uploads: '^server/uploads/',
+  logins: '^server/logins/',
   settings: '^server/settings[.]ts$',
 };
-const servicesMayImport = { webhooks: ['jobs'], metrics: ['jobs'], jobs: ['settings', 'uploads'], monitors: ['jobs', 'webhooks'] };
+const servicesMayImport = { webhooks: ['jobs'], metrics: ['jobs'], jobs: ['settings', 'uploads', 'logins'], monitors: ['jobs', 'webhooks'] };
 const serviceRules = Object.entries(services).map(([name, path]) => ({
   name: `services-apart-${name}`,
   comment: `${name} imports no other service but those .dependency-cruiser.cjs allows it.`,

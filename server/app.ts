@@ -9,6 +9,7 @@ import { errorMiddleware } from './api/error-middleware.js';
 import { evidenceRoutes } from './api/evidence-routes.js';
 import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
+import { loginRoutes } from './api/login-routes.js';
 import { mcpRoutes } from './api/mcp-routes.js';
 import { metricsRoutes } from './api/metrics-routes.js';
 import { monitorRoutes } from './api/monitor-routes.js';
@@ -74,7 +75,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),

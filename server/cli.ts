@@ -138,6 +138,26 @@ function program(): Command {
     .option('--data <dir>', DATA_HELP)
     .action(async (keyId: string, o) => print(await adminCall(dataDir(o.data), 'PATCH', `/keys/${keyId}`, { revoked: true })));
 
+  const login = cli.command('login').description("an account's saved logins (created with POST /v1/logins), through the running server");
+  login
+    .command('list')
+    .description("list an account's saved logins as JSON: name, type, site and state, never a credential")
+    .requiredOption('--account <id|email>', 'the account')
+    .option('--data <dir>', DATA_HELP)
+    .action(async (o) => {
+      const dir = dataDir(o.data);
+      print((await adminCall(dir, 'GET', `/accounts/${await accountId(dir, o.account)}/logins`)).logins);
+    });
+  login
+    .command('delete')
+    .description('remove a saved login and erase its session')
+    .argument('<login_id>', "the login's id (from login list)")
+    .option('--data <dir>', DATA_HELP)
+    .action(async (loginId: string, o) => {
+      await adminCall(dataDir(o.data), 'DELETE', `/logins/${loginId}`);
+      console.log(`removed ${loginId}`);
+    });
+
   cli
     .command('backup')
     .description(
@@ -200,6 +220,7 @@ function program(): Command {
     .option('--server <url>', 'the server', `http://127.0.0.1:${DEFAULTS.port}`)
     .option('--key <key>', 'an API key (default: $SCREENSHOT_API_KEY)')
     .option('--timeout <seconds>', 'how long to wait for the jobs', '300')
+    .option('--login <id>', "a saved login of the key's account (login_…): the page is captured signed in")
     .action(async (url: string, o) => {
       const failed = await captureCommand(url, { ...o, key: o.key ?? env.SCREENSHOT_API_KEY }, process.stdout, process.stderr);
       if (failed) process.exitCode = 1;

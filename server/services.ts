@@ -28,6 +28,7 @@ import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { ListenerList } from './listener-list.js';
 import { createLogger, type LineLog, lineLogger, type Logger } from './logger.js';
+import { LoginService } from './logins/login-service.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { MonitorChecks } from './monitors/monitor-checks.js';
 import { MonitorScheduler } from './monitors/monitor-scheduler.js';
@@ -105,6 +106,8 @@ export interface Services {
   monitors: MonitorService;
   /** The accounts' storage destinations (customer uploads). */
   destinations: StorageDestinations;
+  /** The accounts' saved logins, and their sessions. */
+  logins: LoginService;
   /** What POST /v1/screenshot answered each Idempotency-Key, for its retries. */
   idempotency: IdempotentRequests;
   /** The Prometheus metrics (GET /metrics), in a registry of this instance's own. */
@@ -145,6 +148,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const accounts = new AccountService(stores.accounts, clock, { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit });
     const keys = new ApiKeyService(stores.keys, clock, secrets);
     const destinations = new StorageDestinations({ store: stores.destinations, accounts: stores.accounts, secrets, clock });
+    const logins = new LoginService({ store: stores.logins, secrets, clock, log: log.child({ component: 'logins' }) });
     const quota = new QuotaService(stores.usage, clock);
     const webhooks = createWebhookService({
       store: stores.deliveries,
@@ -189,6 +193,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       jobSecrets: stores.jobSecrets,
       uploads: new CustomerUploads({ destinations, policy: egress, log, route: { ca: nodeCa(authorities), upstream } }),
       evidence: { signer: evidenceKey, software: serviceSoftware() },
+      logins,
       cluster: cluster && { node: cluster.node, leaseMs: config.jobLeaseSeconds * 1000, pollMs: CLUSTER_POLL_MS },
     });
     const queue = runner.queue;
@@ -228,7 +233,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
     );
     return {
-      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl: proxy.url, adminToken, evidenceKey,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, logins, metrics, egressProxyUrl: proxy.url, adminToken, evidenceKey,
       rateLimiter: new RateLimiter(clock, config.ratePerSecond),
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),

@@ -13,6 +13,7 @@ import type { JobQueue } from '../jobs/job-queue.js';
 import { screenshotUrl, toStatusResource } from '../jobs/job-resource.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { QuotaService } from '../limits/quota.js';
+import type { LoginService } from '../logins/login-service.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
 import { optionsView } from '../store/records/job-options.js';
@@ -21,6 +22,7 @@ import { formatIsoSeconds } from '../time.js';
 import type { StorageDestinations } from '../uploads/destinations.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import type { AdminAuthDeps } from './admin-auth.js';
+import { adminLoginRoutes } from './admin-login-routes.js';
 import { adminApiRouter } from './admin-router.js';
 import { adminStorageRoutes } from './admin-storage-routes.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
@@ -45,6 +47,7 @@ export interface AdminDeps extends AdminAuthDeps {
   destinations: StorageDestinations;
   /** Its public key is shown with the status. */
   evidenceKey: Pick<EvidenceKey, 'publicKey'>;
+  logins: LoginService;
 }
 
 /**
@@ -113,6 +116,7 @@ export function adminRoutes(deps: AdminDeps): Router {
     await deps.accounts.remove(ctx.params.id);
     await deps.keys.revokeAll(ctx.params.id);
     await deps.destinations.forget(ctx.params.id);
+    await deps.logins.forget(ctx.params.id);
     ctx.status = 204;
   });
   router.get('/accounts/:id/webhook-secret', async (ctx) => {
@@ -225,6 +229,7 @@ export function adminRoutes(deps: AdminDeps): Router {
 
   adminWebhookRoutes(router, deps.webhooks);
   adminStorageRoutes(router, deps.destinations);
+  adminLoginRoutes(router, deps.logins, deps.accounts);
   return router;
 }
 

@@ -112,11 +112,15 @@ const Device = z.enum(['desktop', 'tablet', 'mobile']);
 const Format = z.enum(['png', 'jpeg', 'webp']);
 const Url = z.string().min(1).describe('http:// or https:// address of the page (or give html instead)');
 const Html = z.string().min(1).describe('an HTML document to render instead of a url (at most 5 MB); what it loads meets the same egress policy');
+const Login = z.string().min(1).describe('a saved login of the account (login_…, see GET /v1/logins): the page is captured signed in');
 const BaseUrl = z.string().min(1).describe('with html only: the http:// or https:// address it is rendered at, which its relative addresses resolve against (it is not fetched)');
 
-/** The page a tool call names: url, or html with its base_url; exactly one of the two, as POST /v1/screenshot checks. */
-function pageOf(args: { url?: string; html?: string; base_url?: string }): Record<string, string> {
-  return Object.fromEntries(Object.entries({ url: args.url, html: args.html, base_url: args.base_url }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+/** The page a tool call names: url, or html with its base_url; exactly one of the two, as POST /v1/screenshot checks; and the saved login it is read with. */
+function pageOf(args: { url?: string; html?: string; base_url?: string; login?: string }): Record<string, string> {
+  return Object.fromEntries(Object.entries({ url: args.url, html: args.html, base_url: args.base_url, login: args.login }).filter(([, v]) => v !== undefined)) as Record<
+    string,
+    string
+  >;
 }
 
 /** Registers the appliance's tools on a server made for one request of `caller`. */
@@ -131,6 +135,7 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
         url: Url.optional(),
         html: Html.optional(),
         base_url: BaseUrl.optional(),
+        login: Login.optional(),
         device: Device.optional().describe('viewport preset: desktop 1920x1080, tablet 1024x768 @2, mobile 390x844 @3 (default desktop)'),
         full_page: z.boolean().optional().describe('capture the whole page, not only the viewport (default false)'),
         format: Format.optional().describe('image format (default png)'),
@@ -168,7 +173,7 @@ export function registerMcpTools(server: McpServer, deps: V1Deps, caller: McpCal
       title: 'Read a page',
       description:
         'Loads a web page in a real Chromium and returns its main content as Markdown (a reader view: headings, code blocks, tables, absolute links) and the metadata the page declares (title, description, language, canonical URL, Open Graph, icons, feeds, dates), with the job that read it. Each call counts as one screenshot call of the API key.',
-      inputSchema: { url: Url.optional(), html: Html.optional(), base_url: BaseUrl.optional() },
+      inputSchema: { url: Url.optional(), html: Html.optional(), base_url: BaseUrl.optional(), login: Login.optional() },
     },
     async (page, extra) => {
       let job: JobRecord;

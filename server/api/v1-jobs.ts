@@ -2,6 +2,7 @@ import type { CreateParams } from '../jobs/create-params.js';
 import type { IdempotentRequests } from '../jobs/idempotent-requests.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { JobService, RequestedJob } from '../jobs/job-service.js';
+import type { LoginService } from '../logins/login-service.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SettingsService } from '../settings.js';
 import type { FileStore } from '../store/file-store.js';
@@ -23,6 +24,8 @@ export interface V1Deps extends V1AuthDeps {
   destinations: StorageDestinations;
   /** What POST /v1/screenshot answered each Idempotency-Key, for its retries. */
   idempotency: IdempotentRequests;
+  /** Whether the account has the saved login a request names. */
+  logins: LoginService;
 }
 
 /**
@@ -32,6 +35,7 @@ export interface V1Deps extends V1AuthDeps {
 export async function requestJobs(deps: V1Deps, state: V1State, params: CreateParams, base: string): Promise<RequestedJob[]> {
   const { account, key } = state;
   if (params.options.upload) await deps.destinations.requireFor(account._id);
+  if (params.options.login) await deps.logins.requireFor(account._id, params.options.login);
   const requested = await deps.jobs.request(account._id, key._id, params, base, (count, create) => deps.quota.chargeFor(account, count, create));
   if (params.cache_ttl > 0) for (const { cached } of requested) deps.metrics?.cacheLookup(cached);
   return requested;

@@ -5,6 +5,7 @@ import { resizeImage } from './options/image-size.js';
 import { beforeCapture, beforeNavigation, httpErrorAnswered, NETWORK_IDLE_QUIET_MS, selectorClip } from './options/option-steps.js';
 import { omitBackground } from './options/page-background.js';
 import { blockRequests } from './options/request-blocking.js';
+import { applySession, checkSignedIn, signInWithForm } from './options/saved-login.js';
 import { retakeIfBlank } from './outputs/capture-warnings.js';
 import { extractOutputs } from './outputs/extract.js';
 import { captureImage } from './outputs/image-encoder.js';
@@ -36,7 +37,17 @@ import { printOnce, screenshotOnce } from './pipeline/take-picture.js';
 export const CAPTURE_STEPS: readonly CaptureStep[] = [
   withinNavigationTime(
     serveHtmlDocument,
-    together(followThePage, when(recordsEvidence, recordExchanges), blockAdsAndTrackers, refuseConsentDialogs, applyOptionsBeforeNavigation, makeBackgroundTransparent, countConsoleErrors),
+    together(
+      followThePage,
+      when(recordsEvidence, recordExchanges),
+      blockAdsAndTrackers,
+      refuseConsentDialogs,
+      applyOptionsBeforeNavigation,
+      makeBackgroundTransparent,
+      countConsoleErrors,
+      when(hasSavedSession, applySavedSession),
+    ),
+    when(signsInFirst, signInWithSavedLogin),
     navigateToPage,
   ),
   checkDocumentIsThePage,
@@ -53,6 +64,7 @@ export const CAPTURE_STEPS: readonly CaptureStep[] = [
     when(isPicture, takeScreenshot, retakeBlankPicture, encodeImage, resizePicture),
   ),
   checkDocumentIsThePage,
+  when(hasFormLogin, checkStillSignedIn),
   when(extractAsked, extractFromPage),
   when(recordsEvidence, collectExchanges),
   reportProgress(70),
@@ -95,6 +107,20 @@ function recordsEvidence({ asked }: Capture): boolean {
   return asked.evidence === true;
 }
 
+/** A saved login with a session to apply (capture-login.ts). */
+function hasSavedSession({ request }: Capture): boolean {
+  return Boolean(request.login?.session);
+}
+
+/** A saved form login with no session yet, or a refused one: the capture signs in first. */
+function signsInFirst({ request }: Capture): boolean {
+  return Boolean(request.login?.form && request.login.signIn);
+}
+
+function hasFormLogin({ request }: Capture): boolean {
+  return Boolean(request.login?.form);
+}
+
 // Before navigation. `serveHtmlDocument` comes first: its Fetch pattern must be set before the
 // other steps that pause requests replace it (html-document.ts). The others start together.
 
@@ -123,9 +149,10 @@ async function refuseConsentDialogs({ driver, asked }: Capture): Promise<void> {
   await prepareConsentDialogs(driver, asked);
 }
 
-/** Media emulation, time zone, locale, user agent, cookies, and the headers sent to the page's own origin. */
+/** Media emulation, time zone, locale, user agent, cookies, and the headers sent to the page's own origin (and a saved basic login's to its site). */
 async function applyOptionsBeforeNavigation(capture: Capture): Promise<void> {
-  capture.stopHeaders = await beforeNavigation(capture.driver, capture.request.url, capture.options.userAgent, capture.asked);
+  const { driver, request, options, asked } = capture;
+  capture.stopHeaders = await beforeNavigation(driver, request.url, options.userAgent, asked, request.login?.basic);
 }
 
 /** `omit_background`. */
@@ -138,11 +165,26 @@ async function countConsoleErrors({ console }: Capture): Promise<void> {
   await console.start();
 }
 
+/** A saved login's session: its cookies, and its localStorage in every document to come. */
+async function applySavedSession({ driver, request }: Capture): Promise<void> {
+  await applySession(driver, request.login!.session!);
+}
+
+/** A saved form login with no session to give: the sign-in page, filled and submitted; the session it gets is kept. */
+async function signInWithSavedLogin(capture: Capture): Promise<void> {
+  await signInWithForm(capture, capture.request.login!);
+}
+
 // Navigation and load.
 
 /** DOMContentLoaded on the document the page ends on, or the failure that stopped it. */
 async function navigateToPage({ driver, frame, traffic, request, options }: Capture): Promise<void> {
   await navigate(driver, frame, traffic, request.url, options.proxyServer);
+}
+
+/** A saved form login's page after the picture: still signed in, or the session was refused (saved-login.ts). */
+async function checkStillSignedIn(capture: Capture): Promise<void> {
+  await checkSignedIn(capture, capture.request.login!);
 }
 
 /** Fails with the reason when the document shown is not the page asked for (the egress proxy's answer). */

@@ -1,3 +1,4 @@
+import type { CaptureLogin } from './capture-login.js';
 import type { CaptureOptions } from './capture-options.js';
 import type { ImageFormat } from './image-format.js';
 import type { CaptureWarning } from './outputs/capture-warnings.js';
@@ -31,6 +32,8 @@ export interface CaptureRequest {
   maxSourceBytes: number;
   /** The options of POST /v1/screenshot beyond device and format. @default none */
   options?: CaptureOptions;
+  /** A saved login the page is captured with (capture-login.ts). @default none */
+  login?: CaptureLogin;
   signal?: AbortSignal;
   /**
    * The egress proxy this capture's connections go through, when it is not the engine's own: the

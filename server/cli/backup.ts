@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
 import { JOB_SECRETS_DIR } from '../store/nedb/job-secret-files.js';
 import { MONITOR_SECRETS_DIR } from '../store/nedb/monitor-secret-files.js';
+import { LOGIN_SECRETS_DIR } from '../store/nedb/nedb-login-store.js';
 import { readTarGz, type TarEntry, writeTarGz } from './tar.js';
 
 /** The archive's last entry: what it holds, with a checksum per file. */
@@ -19,12 +20,13 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 /** Files of a data directory that belong to one run and are never archived. */
 const RUNTIME_FILES = new Set(['.lock', 'server.json']);
 /**
- * Folders never archived: the sealed secrets of jobs still waiting, and of monitors. A backup
+ * Folders never archived: the sealed secrets of jobs still waiting, of monitors and of saved
+ * logins (their passwords and sessions). A backup
  * holds no secret, so none outlives its job or monitor in an archive; a waiting job restored
  * from one fails saying its secrets are not kept, and so does each check of a restored monitor
  * that had some, until they are given again.
  */
-const UNARCHIVED_FOLDERS = new Set([JOB_SECRETS_DIR, MONITOR_SECRETS_DIR]);
+const UNARCHIVED_FOLDERS = new Set([JOB_SECRETS_DIR, MONITOR_SECRETS_DIR, LOGIN_SECRETS_DIR]);
 /** Temporaries: a write in progress (`*.tmp`), NeDB's compaction (`*~`), kept copies of damaged files. */
 const TRANSIENT = /(\.tmp|~)$|\.corrupt-\d+$/;
 

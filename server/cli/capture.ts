@@ -14,6 +14,8 @@ export interface CaptureCommandOptions {
   key?: string;
   /** Seconds to wait for every job. */
   timeout?: string;
+  /** A saved login of the key's account (`login_…`) the page is captured with. */
+  login?: string;
 }
 
 interface CreatedJob {
@@ -129,6 +131,7 @@ export async function captureCommand(url: string, options: CaptureCommandOptions
     full_page: options.fullPage ?? false,
     format,
     ...(options.quality === undefined ? {} : { quality: wholeNumber('quality', options.quality) }),
+    ...(options.login === undefined ? {} : { login: options.login }),
   });
   if (created.status !== 201) throw new UsageError(`${created.body?.error ?? created.status}: ${created.body?.message ?? ''}`);
   const jobs = created.body.jobs as CreatedJob[];

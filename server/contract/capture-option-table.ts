@@ -18,6 +18,8 @@ export type AnyJobOption = CaptureOptions & {
   upload?: true;
   /** The upload's key template (`storage_path`); the default key when absent. */
   storagePath?: string;
+  /** The saved login (`login_…`) the page is captured with. */
+  login?: string;
 };
 
 /** What the request's value is read with: the whole request, and the host of the page it renders. */
@@ -85,6 +87,8 @@ export const CAPTURE_OPTIONS = [
   // storage_path implies upload.
   { request: 'upload', option: 'upload', kept: 'record', fromRequest: (v: true | undefined, { input }: RequestContext) => v || input.storage_path !== undefined || undefined },
   { request: 'storage_path', option: 'storagePath', kept: 'record' },
+  // Only the login's id: its credentials and session stay sealed with the login.
+  { request: 'login', option: 'login', kept: 'record' },
   { request: 'headers', option: 'headers', kept: 'secret', fromRequest: (v?: Record<string, string>) => (v && Object.keys(v).length ? v : undefined) },
   { request: 'cookies', option: 'cookies', kept: 'secret', fromRequest: (v: RequestCookie[] | undefined, { host }: RequestContext) => v?.map((c) => captureCookie(c, host)) },
   { request: 'http_auth', option: 'httpAuth', kept: 'secret' },

@@ -140,6 +140,12 @@ export const captureOptionFields = {
       { additionalProperties: false, description: "HTTP Basic credentials, sent only to the page's own origin; never stored in clear or shown back" },
     ),
   ),
+  login: Type.Optional(
+    Type.String({
+      pattern: '^login_[0-9a-f]{24}$',
+      description: "A saved login of the account (POST /v1/logins): the page is captured signed in, the login's session applied (or made by signing in) first",
+    }),
+  ),
   timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' })),
   locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 tag, e.g. fr-FR: Accept-Language and navigator.language' })),
   fail_on_http_error: Flag('Fail the job with "The page answered <status>" when the main document answers 4xx or 5xx'),

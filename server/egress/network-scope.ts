@@ -1,6 +1,5 @@
 import net from 'node:net';
 
-import type { NetworkScope } from '../contract/admin.js';
 import { ValidationError } from '../domain-errors.js';
 import { inRange, type IpAddress, type IpRange, parseRange, rangeText } from '../ip-ranges.js';
 
@@ -13,8 +12,9 @@ import { inRange, type IpAddress, type IpRange, parseRange, rangeText } from '..
  * - a list of CIDR ranges and host names: public addresses, and the private ones the list names.
  *   A host-name entry grants the name asked for (whatever it resolves to), not the address: a
  *   key granted `wiki.corp.example` cannot reach another name on the wiki's address.
+ * The contract's NetworkScope (server/contract/admin.ts, above this layer) has the same shape.
  */
-export type { NetworkScope };
+export type NetworkScope = 'public' | 'lan' | string[];
 
 /** The scope of keys made before scopes, and the default of an account's new keys: today's behaviour. */
 export const DEFAULT_NETWORK_SCOPE: NetworkScope = 'lan';

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 
+import { type CaptureLogin, SessionRefusedError } from '../capture/capture-login.js';
 import { BrowserCrashedError, type CaptureEngine, CaptureError, type CaptureResult, IMAGE_CONTENT_TYPES } from '../capture/engine.js';
 import { HTML_JOB_URL } from '../capture/options/html-document.js';
 import { htmlToText } from '../capture/outputs/html-text.js';
@@ -8,6 +9,7 @@ import { PRESETS } from '../capture/presets.js';
 import type { NetworkScope } from '../contract/admin.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../logger.js';
+import type { LoginService } from '../logins/login-service.js';
 import type { SettingsService } from '../settings.js';
 import { evidenceName, type FileStore } from '../store/file-store.js';
 import type { SealedJobValues } from '../store/records/job-options.js';
@@ -58,6 +60,8 @@ export interface JobRunDeps {
   uploads?: CustomerUploads;
   /** Signs the evidence bundles of `evidence` jobs, naming `software` as their maker. @default none: no bundle is made */
   evidence?: { signer: BundleSigner; software: string };
+  /** The saved logins a job may name (`login`). @default none: such a job fails saying so */
+  logins?: LoginService;
 }
 
 /** Characters of a page's text an evidence bundle holds when `extract` did not give it (read from the rendered HTML). */
@@ -230,34 +234,56 @@ class JobRun {
     }
   }
 
-  /** The capture, tried once more after a browser crash (the engine relaunches the browser). */
+  /**
+   * The capture, tried once more after a browser crash (the engine relaunches the browser), and
+   * once more when a saved login's session was refused (the login signs in again, or gives the
+   * session another job just got).
+   */
   private async captureWithRetry(secrets: SealedJobValues): Promise<CaptureResult> {
+    let refused: number | undefined;
     for (;;) {
       this.attempts++;
       await this.ctx.update(this.id, { attempts: this.attempts });
+      const login = await this.login(refused);
       try {
-        return await this.capture(secrets);
+        return await this.capture(secrets, login?.login);
       } catch (err) {
         if (err instanceof BrowserCrashedError && this.attempts - this.job.attempts < 2 && !this.controller.signal.aborted) {
           this.log.warn('browser crashed, retrying once');
           this.ctx.deps.onRetried?.(err);
           continue;
         }
+        if (err instanceof SessionRefusedError && login && refused === undefined && !this.controller.signal.aborted) {
+          this.log.info('the saved login\'s session was refused; capturing again with a new one');
+          refused = login.version;
+          continue;
+        }
         throw err;
+      } finally {
+        login?.done();
       }
     }
   }
 
-  private capture(secrets: SealedJobValues): Promise<CaptureResult> {
+  /** The saved login the job names, as its capture takes it; `refused`: the session version a capture was just refused with. */
+  private async login(refused: number | undefined): Promise<Awaited<ReturnType<LoginService['forCapture']>> | undefined> {
+    const id = this.job.options?.login;
+    if (!id) return undefined;
+    if (!this.ctx.deps.logins) throw new CaptureError('Saved logins are not available here');
+    return this.ctx.deps.logins.forCapture(this.job.account_id, id, refused);
+  }
+
+  private capture(secrets: SealedJobValues, login: CaptureLogin | undefined): Promise<CaptureResult> {
     const { deps } = this.ctx;
     const job = this.job;
     const settings = deps.settings.get();
-    const { scale, ...options } = job.options ?? {};
+    const { scale, login: _login, ...options } = job.options ?? {};
     const preset = PRESETS[job.device];
     return deps.engine.capture({
       url: job.url,
       preset: scale === undefined ? preset : { ...preset, deviceScaleFactor: scale },
       options: { ...options, ...secrets },
+      login,
       viewport: job.viewport ?? undefined,
       fullPage: job.full_page,
       googlebot: job.googlebot,

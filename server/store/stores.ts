@@ -5,6 +5,7 @@ import type { DestinationRecord } from './records/destination-record.js';
 import type { IdempotencyRecord, KeptAnswer } from './records/idempotency-record.js';
 import type { EndStatus, JobRecord, JobStatus } from './records/job-record.js';
 import type { KeyRecord } from './records/key-record.js';
+import type { LoginRecord } from './records/login-record.js';
 import type { CheckRecord, MonitorRecord } from './records/monitor-record.js';
 
 /*
@@ -281,6 +282,26 @@ export interface MonitorStore {
 }
 
 /**
+ * Saved logins. A login's user name, password and session are one sealed value kept apart from
+ * its record (NeDB: one file per login in `<data>/login-secrets/`, never archived by `backup`;
+ * PostgreSQL: the login_secrets table), replaced whole when the session changes and erased
+ * with the login, so no older copy of a session outlives it.
+ */
+export interface LoginStore {
+  /** Stores a new login with its sealed secrets. */
+  insert(login: LoginRecord, secrets: string): Promise<void>;
+  get(id: string): Promise<LoginRecord | null>;
+  /** An account's logins, oldest first. */
+  list(accountId: string): Promise<LoginRecord[]>;
+  /** Sets fields, and when `secrets` is given replaces the sealed secrets with it; the login after, or null when there is none. */
+  update(id: string, change: Partial<Omit<LoginRecord, '_id' | 'account_id'>>, secrets?: string): Promise<LoginRecord | null>;
+  /** The login's sealed secrets, or null when none are kept (a data directory restored from a backup). */
+  secrets(id: string): Promise<string | null>;
+  /** Removes the login and erases its secrets; false when there was none. */
+  remove(id: string): Promise<boolean>;
+}
+
+/**
  * What POST /v1/screenshot answered each Idempotency-Key of an account, so that a retry gets the
  * same answer. A key is claimed by the request in flight, then holds its answer until it expires.
  */
@@ -312,6 +333,7 @@ export interface Stores {
   settings: SettingsStore;
   deliveries: DeliveryStore;
   monitors: MonitorStore;
+  logins: LoginStore;
   destinations: DestinationStore;
   shared: SharedValues;
   idempotency: IdempotencyStore;

@@ -66,11 +66,11 @@ describe('the MCP endpoint', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['read_page', 'take_screenshot']);
       const shot = tools.find((t) => t.name === 'take_screenshot')!;
-      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'device', 'evidence', 'format', 'full_page', 'html', 'url']);
+      expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'device', 'evidence', 'format', 'full_page', 'html', 'login', 'url']);
       // url or html: exactly one, which the job's schema checks (a tool error naming them).
       expect(shot.inputSchema.required ?? []).toEqual([]);
       const read = tools.find((t) => t.name === 'read_page')!;
-      expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'html', 'url']);
+      expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'html', 'login', 'url']);
     } finally {
       await client.close();
     }

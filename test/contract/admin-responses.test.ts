@@ -173,6 +173,16 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('GET', `/monitors/${id}/checks`)).status).toBe(404);
   });
 
+  it("for an account's saved logins: the list and a removal", async () => {
+    const { key, accountId } = await server.account();
+    const created = await server.v1('POST', '/logins', key, { name: 'wiki', type: 'basic', site: 'http://127.0.0.1:9', username: 'u', password: 'p' });
+    const { id } = await created.json();
+    expect((await call('GET', `/accounts/${accountId}/logins`)).json.logins.map((l: { id: string }) => l.id)).toEqual([id]);
+    expect((await call('GET', '/accounts/nope/logins')).status).toBe(404);
+    expect((await call('DELETE', `/logins/${id}`)).status).toBe(204);
+    expect((await call('DELETE', `/logins/${id}`)).status).toBe(404);
+  });
+
   it("for an account's storage destination, and a job that asked for an upload", async () => {
     const { key, accountId } = await server.account();
     const destination = { endpoint: 'http://127.0.0.1:1', bucket: 'contract-bucket', access_key_id: 'AKIACONTRACT00000001', secret_access_key: 'contract-secret' };

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { evidenceRoutes } from '../../server/api/evidence-routes.js';
 import { fileRoutes } from '../../server/api/file-routes.js';
+import { loginRoutes } from '../../server/api/login-routes.js';
 import { mcpRoutes } from '../../server/api/mcp-routes.js';
 import { monitorRoutes } from '../../server/api/monitor-routes.js';
 import { v1OpenApiRoutes } from '../../server/api/openapi.js';
@@ -86,7 +87,7 @@ describe('the served v1 document', () => {
 
   it('describes every route the v1 routers register, and nothing they do not', () => {
     const deps = { ...server.srv.services, trustProxy: [] };
-    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
@@ -121,6 +122,20 @@ describe('v1 answers match the OpenAPI document', () => {
     const thumbnail = await call('GET', `${imagePath}/thumbnail`);
     expect(thumbnail.status).toBe(200);
     expect(thumbnail.headers.get('content-type')).toBe('image/webp');
+  });
+
+  it('for saved logins: create, list, read, change, delete, and their refusals', async () => {
+    const created = await call('POST', '/logins', { key, body: { name: 'wiki', type: 'basic', site: 'http://127.0.0.1:9', username: 'u', password: 'p' } });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    expect((await call('POST', '/logins', { key, body: { name: 'wiki', type: 'basic' } })).status).toBe(400);
+    expect((await call('GET', '/logins', { key })).status).toBe(200);
+    expect((await call('GET', `/logins/${id}`, { key })).status).toBe(200);
+    expect((await call('GET', '/logins/login_000000000000000000000000', { key })).status).toBe(404);
+    expect((await call('PATCH', `/logins/${id}`, { key, body: { name: 'renamed' } })).status).toBe(200);
+    expect((await call('PATCH', `/logins/${id}`, { key, body: { login_url: 'http://127.0.0.1:9/' } })).status).toBe(400);
+    expect((await call('DELETE', `/logins/${id}`, { key })).status).toBe(204);
+    expect((await call('DELETE', `/logins/${id}`, { key })).status).toBe(404);
   });
 
   it('for monitors: create, list, read, change, run, checks, pin, the diff, delete, and their refusals', async () => {

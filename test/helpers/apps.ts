@@ -17,6 +17,8 @@ export type AppName = (typeof APP_NAMES)[number];
 export interface StartedApp {
   /** The app's root address, e.g. "http://127.0.0.1:41234" (no trailing slash). */
   url: string;
+  /** Its temporary directory: configuration, data, and each process's output (`<command>.log`). */
+  dir: string;
   /** Stops the app's processes and removes its directory; also when they are gone already. */
   stop(): Promise<void>;
 }
@@ -83,7 +85,7 @@ export async function startApp(name: AppName): Promise<StartedApp> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     await STARTERS[name]({ dir, port, url, run });
-    return { url, stop };
+    return { url, dir, stop };
   } catch (error) {
     const logs = fs.existsSync(dir) ? logsOf(dir) : '';
     await stop();

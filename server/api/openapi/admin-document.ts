@@ -10,6 +10,7 @@ import {
   UsageQuery,
   WebhooksQuery,
 } from '../../contract/admin.js';
+import { LOGIN_SCHEMAS } from '../../contract/logins.js';
 import { StorageDestinationPut } from '../../contract/storage.js';
 import { ScreenshotRequest } from '../../contract/v1.js';
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
@@ -150,6 +151,18 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           responses: { ...noContent, ...ERRORS_404 },
         },
       },
+      '/accounts/{id}/logins': {
+        parameters: [idParam('Account id')],
+        get: {
+          operationId: 'listAccountLogins',
+          summary: "The account's saved logins: name, type, site and state, never a credential or a session",
+          responses: { ...ok('The logins', schema('LoginList')), ...ERRORS_404 },
+        },
+      },
+      '/logins/{id}': {
+        parameters: [idParam('Login id (login_…)')],
+        delete: { operationId: 'deleteLogin', summary: 'Remove a saved login and erase its session', responses: { ...noContent, ...ERRORS_404 } },
+      },
       '/accounts/{id}/keys': {
         parameters: [idParam('Account id')],
         get: {
@@ -289,7 +302,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(schema('Error')) },
       },
       schemas: {
-        ...componentSchemas({ ...ADMIN_SCHEMAS, ...ADMIN_MONITOR_SCHEMAS }),
+        ...componentSchemas({ ...ADMIN_SCHEMAS, ...ADMIN_MONITOR_SCHEMAS, ...LOGIN_SCHEMAS }),
         AdminJob: jobOneOf('AdminJob'),
       },
     },

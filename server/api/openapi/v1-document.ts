@@ -1,11 +1,13 @@
 import { Type } from 'typebox';
 
+import { LOGIN_SCHEMAS } from '../../contract/logins.js';
 import { MONITOR_SCHEMAS } from '../../contract/monitors.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
 import { VERIFY_MAX_BYTES } from '../evidence-routes.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
+import { loginPaths } from './v1-logins.js';
 import { MonitorEvent, monitorPaths, monitorWebhooks, type V1DocumentParts } from './v1-monitors.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -109,10 +111,12 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
       { name: 'usage', description: 'Calls counted against the limits' },
       { name: 'mcp', description: 'The Model Context Protocol endpoint for AI agents' },
       { name: 'monitors', description: 'Scheduled captures compared with a baseline, with a diff picture and a webhook on change' },
+      { name: 'logins', description: 'Saved logins a capture signs in with' },
       { name: 'meta', description: 'This document' },
     ],
     paths: {
       ...monitorPaths(parts),
+      ...loginPaths(parts),
       '/screenshot': {
         post: {
           operationId: 'createScreenshot',
@@ -486,7 +490,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(ref('schemas', 'Error')) },
       },
       schemas: {
-        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent }),
+        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent, ...LOGIN_SCHEMAS }),
         ScreenshotJob: jobOneOf('Job'),
       },
     },

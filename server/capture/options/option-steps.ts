@@ -31,7 +31,13 @@ const AFTER_CLICK_MS = 100;
  * page's own origin only. `userAgent` is the engine's; `options.userAgent` replaces it.
  * Returns a function that stops the header interception.
  */
-export async function beforeNavigation(driver: PageDriver, url: string, userAgent: string, options: CaptureOptions): Promise<() => void> {
+export async function beforeNavigation(
+  driver: PageDriver,
+  url: string,
+  userAgent: string,
+  options: CaptureOptions,
+  siteAuth?: { origin: string; username: string; password: string },
+): Promise<() => void> {
   const steps: Array<Promise<unknown>> = [];
   const features: Array<{ name: string; value: string }> = [];
   if (options.darkMode) features.push({ name: 'prefers-color-scheme', value: 'dark' });
@@ -59,7 +65,14 @@ export async function beforeNavigation(driver: PageDriver, url: string, userAgen
     steps.push(driver.send('Network.setCookies', { cookies }));
   }
   await Promise.all(steps);
-  return sendHeadersToOrigin(driver, url, originHeaders(options));
+  const origins = new Map([[new URL(url).origin, originHeaders(options)]]);
+  // A saved basic login's credentials go to its own site only, whichever page is captured.
+  if (siteAuth) origins.set(siteAuth.origin, [...(origins.get(siteAuth.origin) ?? []), basicAuthorization(siteAuth)]);
+  return sendHeadersToOrigins(driver, origins);
+}
+
+function basicAuthorization({ username, password }: { username: string; password: string }): { name: string; value: string } {
+  return { name: 'Authorization', value: `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}` };
 }
 
 /** `fr-FR` → `fr-FR,fr;q=0.9`: the tag, then its language alone. */
@@ -71,32 +84,29 @@ function acceptLanguage(locale: string): string {
 /** The headers the page's own origin gets: `headers`, and `Authorization` for `httpAuth`. */
 function originHeaders(options: CaptureOptions): Array<{ name: string; value: string }> {
   const headers = Object.entries(options.headers ?? {}).map(([name, value]) => ({ name, value }));
-  if (options.httpAuth) {
-    const { username, password } = options.httpAuth;
-    headers.push({ name: 'Authorization', value: `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}` });
-  }
+  if (options.httpAuth) headers.push(basicAuthorization(options.httpAuth));
   return headers;
 }
 
 /**
- * Adds `extra` to every request to the origin of `url` (a redirect elsewhere, and every other
- * origin the page loads from, gets none of them): requests to that origin are paused (Fetch)
- * and continued with the headers. Returns a function that stops it.
+ * Adds each origin's headers to every request to that origin (a redirect elsewhere, and every
+ * other origin the page loads from, gets none of them): requests to those origins are paused
+ * (Fetch) and continued with the headers. Returns a function that stops it.
  */
-async function sendHeadersToOrigin(driver: PageDriver, url: string, extra: Array<{ name: string; value: string }>): Promise<() => void> {
-  if (!extra.length) return () => undefined;
-  const origin = new URL(url).origin;
-  const replaced = new Set(extra.map((h) => h.name.toLowerCase()));
+async function sendHeadersToOrigins(driver: PageDriver, byOrigin: Map<string, Array<{ name: string; value: string }>>): Promise<() => void> {
+  const origins = [...byOrigin].filter(([, extra]) => extra.length);
+  if (!origins.length) return () => undefined;
   const stop = listen(driver, {
     'Fetch.requestPaused': ({ requestId, request }) => {
-      const same = sameOrigin(request.url, origin);
-      const headers = same
+      const extra = origins.find(([origin]) => sameOrigin(request.url, origin))?.[1];
+      const replaced = new Set(extra?.map((h) => h.name.toLowerCase()));
+      const headers = extra
         ? [...Object.entries(request.headers).filter(([name]) => !replaced.has(name.toLowerCase())).map(([name, value]) => ({ name, value })), ...extra]
         : undefined;
       driver.send('Fetch.continueRequest', { requestId, ...(headers ? { headers } : {}) }).catch(() => undefined);
     },
   });
-  await driver.send('Fetch.enable', { patterns: [{ urlPattern: `${origin}/*`, requestStage: 'Request' }] });
+  await driver.send('Fetch.enable', { patterns: origins.map(([origin]) => ({ urlPattern: `${origin}/*`, requestStage: 'Request' as const })) });
   return stop;
 }
 

@@ -74,9 +74,17 @@ export interface CdpCommands {
         secure?: boolean;
         httpOnly?: boolean;
         sameSite?: 'Strict' | 'Lax' | 'None';
+        expires?: number;
       }>;
     };
     result: object;
+  };
+  /** The cookies of the page's browser context (a saved login keeps them as its session). */
+  'Network.getAllCookies': {
+    params: Record<string, never>;
+    result: {
+      cookies: Array<{ name: string; value: string; domain: string; path: string; expires: number; httpOnly: boolean; secure: boolean; session: boolean; sameSite?: 'Strict' | 'Lax' | 'None' }>;
+    };
   };
   'Network.setUserAgentOverride': { params: { userAgent: string; acceptLanguage?: string }; result: object };
   'Fetch.enable': {

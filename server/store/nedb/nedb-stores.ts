@@ -12,6 +12,7 @@ import type { DestinationRecord } from '../records/destination-record.js';
 import type { IdempotencyRecord } from '../records/idempotency-record.js';
 import { hasEnded, type JobRecord } from '../records/job-record.js';
 import type { KeyRecord } from '../records/key-record.js';
+import type { LoginRecord } from '../records/login-record.js';
 import type { CheckRecord, MonitorRecord } from '../records/monitor-record.js';
 import type { SettingsStore, Stores } from '../stores.js';
 import { loadGuarded } from './datafile-guard.js';
@@ -25,12 +26,13 @@ import { NedbIdempotencyStore } from './nedb-idempotency-store.js';
 import { NedbJobStore } from './nedb-job-store.js';
 import { NedbKeyStore } from './nedb-key-store.js';
 import { NedbLeftOutJobs } from './nedb-left-out.js';
+import { NedbLoginStore } from './nedb-login-store.js';
 import { NedbMonitorStore } from './nedb-monitor-store.js';
 import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-settings-store.js';
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
 
-const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations', 'idempotency'] as const;
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations', 'idempotency', 'logins'] as const;
 
 export interface OpenOptions {
   /**
@@ -57,7 +59,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   // Only read: what is left out is removed from disk by the retention sweep, after the start (leftOut).
   const preparedJobs = cutoff === null ? undefined : await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
-  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency] = await Promise.all(
+  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, logins] = await Promise.all(
     NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
   );
   const stores = {
@@ -70,6 +72,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     shared: new NedbSharedValues(settingsFile as NedbFile<SettingsDoc>),
     deliveries: await NedbDeliveryStore.open(webhooks as NedbFile<DeliveryDoc>),
     monitors: await NedbMonitorStore.open(monitors as NedbFile<MonitorRecord>, checks as NedbFile<CheckRecord>, dataDir, log),
+    logins: await NedbLoginStore.open(logins as NedbFile<LoginRecord>, dataDir),
     destinations: new NedbDestinationStore(destinations as NedbFile<DestinationRecord>),
     idempotency: await NedbIdempotencyStore.open(idempotency as NedbFile<IdempotencyRecord>),
   };
@@ -80,7 +83,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const leftOut =
     preparedJobs &&
     new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new DirectoryFileStore(dataDir), fold: () => compactFile(jobs), log });
-  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, settingsFile];
+  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, logins, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',

@@ -216,6 +216,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_until ON idempotency_keys (until);
     `,
   },
+  {
+    version: 10,
+    name: 'saved logins',
+    sql: `
+      -- An account's saved logins; their user names, passwords and sessions sealed apart in
+      -- login_secrets, whose row is replaced whole and removed with the login.
+      CREATE TABLE logins (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        account_id text COLLATE "C" GENERATED ALWAYS AS (doc->>'account_id') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED
+      );
+      CREATE INDEX logins_by_account ON logins (account_id, created_at, id);
+      CREATE TABLE login_secrets (
+        id text COLLATE "C" PRIMARY KEY REFERENCES logins (id) ON DELETE CASCADE,
+        sealed text NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

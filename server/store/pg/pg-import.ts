@@ -7,6 +7,7 @@ import { ADMIN_TOKEN_FILE, SECRET_KEY_FILE, SHARED_ADMIN_TOKEN, SHARED_SECRET_KE
 import { acquireDataLock } from '../data-lock.js';
 import { JOB_SECRETS_DIR } from '../nedb/job-secret-files.js';
 import { MONITOR_SECRETS_DIR } from '../nedb/monitor-secret-files.js';
+import { LOGIN_SECRETS_DIR } from '../nedb/nedb-login-store.js';
 import { openNedbStores } from '../nedb/nedb-stores.js';
 import { hasEnded } from '../records/job-record.js';
 import { migrate } from './migrations.js';
@@ -28,7 +29,7 @@ export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 
  * Copies a NeDB data directory into the PostgreSQL database at `url`, keeping every id, so
  * image addresses, job ids, key ids and webhook ids stay valid: accounts, keys, jobs, usage per
  * day, the hourly figures, the saved settings, webhook deliveries, monitors and their checks, the
- * accounts' storage destinations, the admin token and the key
+ * accounts' storage destinations and saved logins, the admin token and the key
  * sealing job secrets (jobs and render-link secrets sealed under it stay readable). Records the
  * database already holds (an import run twice) are left as they are. The directory's server must
  * be stopped (its lock is taken); its files are read from a copy, so the directory is not changed.
@@ -45,7 +46,7 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
     for (const name of await fs.readdir(from)) {
       if (name.endsWith('.db')) await fs.copyFile(path.join(from, name), path.join(copy, name));
     }
-    for (const dir of [JOB_SECRETS_DIR, MONITOR_SECRETS_DIR]) await fs.cp(path.join(from, dir), path.join(copy, dir), { recursive: true }).catch(() => undefined);
+    for (const dir of [JOB_SECRETS_DIR, MONITOR_SECRETS_DIR, LOGIN_SECRETS_DIR]) await fs.cp(path.join(from, dir), path.join(copy, dir), { recursive: true }).catch(() => undefined);
     const stores = await openNedbStores(copy, logger);
     await migrate(pool, logger);
     const accounts = await stores.accounts.list();
@@ -93,6 +94,14 @@ export async function importDataDir(from: string, url: string, logger: Logger, p
           destination._id,
           toJsonb(destination),
         ]);
+      }
+    }
+    // The saved logins, their credentials and sessions sealed under the key copied below.
+    for (const account of accounts) {
+      for (const login of await stores.logins.list(account._id)) {
+        const sealed = await stores.logins.secrets(login._id);
+        await pool.query('INSERT INTO logins (id, doc) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING', [login._id, toJsonb(login)]);
+        if (sealed !== null) await pool.query('INSERT INTO login_secrets (id, sealed) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [login._id, sealed]);
       }
     }
     await inTransaction(pool, async (client) => {

@@ -10,6 +10,7 @@ import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgJobSecretStore } from './pg-job-secret-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { PgKeyStore } from './pg-key-store.js';
+import { PgLoginStore } from './pg-login-store.js';
 import { PgMonitorStore } from './pg-monitor-store.js';
 import { createPool, failureText, type PgPoolOptions } from './pg-pool.js';
 import { PgSettingsStore } from './pg-settings-store.js';
@@ -58,6 +59,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     settings: new PgSettingsStore(pool),
     deliveries: new PgDeliveryStore(pool),
     monitors: new PgMonitorStore(pool),
+    logins: new PgLoginStore(pool),
     destinations: new PgDestinationStore(pool),
     shared: new PgSharedValues(pool),
     idempotency: new PgIdempotencyStore(pool),
