@@ -5,6 +5,7 @@ import { accessLog, LoggedPaths } from './api/access-log.js';
 import { type AdminMonitorDeps, adminMonitorRoutes } from './api/admin-monitor-routes.js';
 import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
 import { adminSessionRoutes } from './api/admin-session-routes.js';
+import { batchRoutes } from './api/batch-routes.js';
 import { errorMiddleware } from './api/error-middleware.js';
 import { fileRoutes } from './api/file-routes.js';
 import { healthRoutes } from './api/health-routes.js';
@@ -73,7 +74,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), batchRoutes(deps), monitorRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),

@@ -15,6 +15,7 @@ import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/policy.js';
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
+import { BatchService } from './jobs/batch-service.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { IdempotentRequests } from './jobs/idempotent-requests.js';
 import type { JobQueue } from './jobs/job-queue.js';
@@ -42,6 +43,7 @@ import type { Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { CustomerUploads } from './uploads/customer-upload.js';
 import { StorageDestinations } from './uploads/destinations.js';
+import { batchEndWebhook } from './webhooks/batch-ended.js';
 import { jobEndWebhooks } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
@@ -91,6 +93,8 @@ export interface Services {
   settings: SettingsService;
   /** Jobs as requests see them: room in the queue, creation, queries. */
   jobs: JobService;
+  /** Batches (POST /v1/batches): admitted whole, fed into the queue as their jobs end. */
+  batches: BatchService;
   /** The front door to the queue (stats, pause, resume, changes, estimates) for the API, the metrics and the tray. */
   queue: JobQueue;
   retention: Retention;
@@ -174,6 +178,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const queue = runner.queue;
     const jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock, settings, queue, ends, secrets, jobSecrets: stores.jobSecrets, pollEndsMs: cluster && CLUSTER_POLL_MS / 4 });
     jobEnds.subscribe((job) => jobs.ended(job));
+    const batches = new BatchService({ store: stores.batches, jobs, queue, secrets, clock, log, onEnded: batchEndWebhook(webhooks, log) });
+    jobEnds.subscribe((job) => batches.jobEnded(job));
     const { monitors, monitorChecks, scheduler } = buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs });
     jobEnds.subscribe((job) => monitorChecks.jobEnded(job));
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
@@ -201,6 +207,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         stop: () => monitorChecks.stop(),
       },
       { name: 'the job runner', start: () => runner.recover(), stop: (graceMs) => runner.stop(graceMs) },
+      {
+        name: 'the batches',
+        start: () => logCount(log, 'batches', batches.recover(), (n) => `feeding ${n} batch(es) left running by the last stop`),
+        stop: () => batches.stop(),
+      },
       { name: 'retention', start: () => retention.start(undefined, deps.firstSweepAfterMs), stop: () => retention.stop() },
       // Then the schedules: an occurrence missed while stopped runs once now.
       { name: 'the monitor scheduler', start: () => scheduler.start(), stop: () => scheduler.stop() },
@@ -208,7 +219,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
     );
     return {
-      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, batches, queue, retention, engine, egress, webhooks, monitors, destinations, metrics, egressProxyUrl, adminToken,
       rateLimiter: new RateLimiter(clock, config.ratePerSecond),
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
