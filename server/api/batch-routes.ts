@@ -2,9 +2,11 @@ import type Router from '@koa/router';
 
 import { type BatchCreated, BatchQuery, type BatchResource } from '../contract/batches.js';
 import { validateQuery } from '../contract/validate.js';
+import { batchArchive } from '../jobs/batch-archive.js';
 import { batchArchiveUrl, batchStatus, batchStatusUrl } from '../jobs/batch-resource.js';
 import type { BatchService, BatchView } from '../jobs/batch-service.js';
 import { requestFingerprint } from '../jobs/idempotent-requests.js';
+import type { Logger } from '../logger.js';
 import { baseUrlOf } from './base-url.js';
 import { parseBatchParams } from './batch-params.js';
 import { badRequest } from './error-responses.js';
@@ -16,6 +18,7 @@ import type { V1Deps } from './v1-jobs.js';
 
 export interface BatchRouteDeps extends V1Deps {
   batches: BatchService;
+  log: Logger;
 }
 
 /** POST /v1/batches, GET and DELETE /v1/batches/:batch_id. */
@@ -58,6 +61,15 @@ export function batchRoutes(deps: BatchRouteDeps): Router {
     const view = await deps.batches.view(batch, query.page, query.per_page);
     const next = view.more ? `${batchStatusUrl(batch.base_url, batch._id)}?page=${query.page + 1}&per_page=${query.per_page}` : undefined;
     ctx.body = batchResource(view, deps.batches.estimateSecondsLeft(batch), next);
+  });
+
+  router.get('/batches/:batch_id/archive', auth, async (ctx) => {
+    const { account } = ctx.state.v1 as V1State;
+    const batch = await deps.batches.getOwned(account._id, ctx.params.batch_id);
+    ctx.type = 'application/zip';
+    ctx.set('Content-Disposition', `attachment; filename="${batch._id}.zip"`);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = batchArchive(batch, { job: (id) => deps.jobs.find(id), files: deps.files, log: deps.log });
   });
 
   router.delete('/batches/:batch_id', auth, async (ctx) => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yauzl from 'yauzl';
 
 import { pngSize } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -33,6 +34,31 @@ const DENIED = 'http://127.0.0.2:1/';
 
 const post = (key: string, body: unknown, headers: Record<string, string> = {}) => server.v1('POST', '/batches', key, body, headers);
 const callsToday = async (key: string) => (await (await server.v1('GET', '/usage', key)).json()).calls_today as number;
+
+/** Every entry of a ZIP, by name, in the archive's order. */
+function readZip(zip: Buffer): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(zip, { lazyEntries: true }, (err, file) => {
+      if (err || !file) return reject(err ?? new Error('no zip'));
+      const entries = new Map<string, Buffer>();
+      file.on('error', reject);
+      file.on('end', () => resolve(entries));
+      file.on('entry', (entry: yauzl.Entry) => {
+        file.openReadStream(entry, (openErr, stream) => {
+          if (openErr || !stream) return reject(openErr ?? new Error('no stream'));
+          const chunks: Buffer[] = [];
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          stream.on('error', reject);
+          stream.on('end', () => {
+            entries.set(entry.fileName, Buffer.concat(chunks));
+            file.readEntry();
+          });
+        });
+      });
+      file.readEntry();
+    });
+  });
+}
 
 /** Polls a batch until it has ended. */
 async function waitForBatch(key: string, id: string, timeoutMs = 60_000): Promise<any> {
@@ -69,6 +95,27 @@ describe('POST /v1/batches', () => {
     const picture = async (i: number) => Buffer.from(await (await fetch((await job(i)).screenshot_url)).arrayBuffer());
     expect(pngSize(await picture(31))).toEqual({ width: 400, height: 300 });
     expect(pngSize(await picture(30))).toEqual({ width: 320, height: 240 });
+
+    const archive = await server.v1('GET', `/batches/${created.batch_id}/archive`, key);
+    expect(archive.status).toBe(200);
+    expect(archive.headers.get('content-type')).toBe('application/zip');
+    const entries = await readZip(Buffer.from(await archive.arrayBuffer()));
+    const images = [...entries.keys()].filter((name) => !name.startsWith('manifest.'));
+    expect(images).toHaveLength(50);
+    expect(images[0]).toBe(`0000-127.0.0.1-${new URL(pagesUrl).port}-page-0.png`);
+    expect(images[7]).toMatch(/^0007-.*\.jpg$/);
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString());
+    expect(manifest).toMatchObject({ batch_id: created.batch_id, status: 'completed', total: 50 });
+    expect(manifest.items.map((row: { file: string }) => row.file)).toEqual(images);
+    for (const row of manifest.items) {
+      expect(row).toMatchObject({ url: items[row.index].url, job_id: ended.jobs[row.index].job_id, status: 'completed', error: null });
+      expect(entries.get(row.file)!.equals(await picture(row.index))).toBe(true);
+    }
+    const csv = entries.get('manifest.csv')!.toString().trim().split('\r\n');
+    expect(csv[0]).toBe('index,url,job_id,status,file,warnings,error');
+    expect(csv).toHaveLength(51);
+    expect(csv[8]).toBe(`7,${items[7].url},${ended.jobs[7].job_id},completed,${images[7]},,`);
+
     const page2 = await (await server.v1('GET', `/batches/${created.batch_id}?per_page=20&page=2`, key)).json();
     expect(page2.jobs.map((j: { index: number }) => j.index)).toEqual(Array.from({ length: 20 }, (_, i) => 20 + i));
     expect(page2.next_page).toBe(`${server.url}/v1/batches/${created.batch_id}?page=3&per_page=20`);
@@ -136,5 +183,9 @@ describe('POST /v1/batches', () => {
     const after = await (await server.v1('GET', `/batches/${id}`, key)).json();
     expect(after).toMatchObject({ status: 'cancelled', counts: { pending: 26, processing: 0, completed: 0, failed: 4 } });
     expect(after.jobs).toHaveLength(4);
+    const manifest = JSON.parse((await readZip(Buffer.from(await (await server.v1('GET', `/batches/${id}/archive`, key)).arrayBuffer()))).get('manifest.json')!.toString());
+    expect(manifest.items).toHaveLength(30);
+    expect(manifest.items[3]).toMatchObject({ index: 3, status: 'failed', file: null, error: expect.any(String) });
+    expect(manifest.items[4]).toEqual({ index: 4, url: null, job_id: null, status: 'not_run', file: null, warnings: [], error: null });
   });
 });
