@@ -15,13 +15,17 @@ export function batchStatus(batch: BatchRecord, processing: number): 'pending' |
   return batch.completed + batch.failed + processing > 0 ? 'running' : 'pending';
 }
 
-/** What `batch.completed` carries: the batch's end, its counts and where its archive is. */
+/**
+ * What `batch.completed` carries: the batch's end, its counts as it ended and where its archive
+ * is. `not_ended` is 0 for a completed batch; for a cancelled one it counts the items never run
+ * and the few already in the queue, which still run (GET tells their end).
+ */
 export function batchEndedEvent(batch: BatchRecord): Record<string, unknown> {
   return {
     batch_id: batch._id,
     status: batch.status,
     total: batch.total,
-    counts: { completed: batch.completed, failed: batch.failed, not_run: batch.total - batch.completed - batch.failed },
+    counts: { completed: batch.completed, failed: batch.failed, not_ended: batch.total - batch.completed - batch.failed },
     status_url: batchStatusUrl(batch.base_url, batch._id),
     archive_url: batchArchiveUrl(batch.base_url, batch._id),
   };
