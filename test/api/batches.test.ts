@@ -127,7 +127,7 @@ describe('POST /v1/batches', () => {
     expect(res.status).toBe(400);
     const body = await res.json();
     expect(body.error).toBe('Bad request');
-    expect(body.message).toMatch(/^items\[2\]\.url: /);
+    expect(body.message).toBe('items[2].url: url must use the scheme http:// or https://');
     expect(await callsToday(key)).toBe(0);
     const tooMany = await post(key, { items: Array.from({ length: 1001 }, () => ({ url: `${pagesUrl}/page/1` })) });
     expect(tooMany.status).toBe(400);
