@@ -22,6 +22,7 @@ import type { JobQueue } from './jobs/job-queue.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
+import { SitemapReader } from './jobs/sitemap-reader.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { ListenerList } from './listener-list.js';
@@ -95,6 +96,8 @@ export interface Services {
   jobs: JobService;
   /** Batches (POST /v1/batches): admitted whole, fed into the queue as their jobs end. */
   batches: BatchService;
+  /** Reads the sitemap of a batch, through the egress guard. */
+  sitemaps: SitemapReader;
   /** The front door to the queue (stats, pause, resume, changes, estimates) for the API, the metrics and the tray. */
   queue: JobQueue;
   retention: Retention;
@@ -224,6 +227,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
       idempotency: new IdempotentRequests({ store: stores.idempotency, clock, log }),
+      sitemaps: new SitemapReader(egress),
       adminSessions: new AdminSessions(clock, () => adminToken),
       isReady: () => started && engine.isReady(),
       isStarted: () => started,

@@ -6,9 +6,10 @@ import { batchArchive } from '../jobs/batch-archive.js';
 import { batchArchiveUrl, batchStatus, batchStatusUrl } from '../jobs/batch-resource.js';
 import type { BatchService, BatchView } from '../jobs/batch-service.js';
 import { requestFingerprint } from '../jobs/idempotent-requests.js';
+import type { SitemapReader } from '../jobs/sitemap-reader.js';
 import type { Logger } from '../logger.js';
 import { baseUrlOf } from './base-url.js';
-import { parseBatchParams } from './batch-params.js';
+import { parseBatchParams, sitemapItems } from './batch-params.js';
 import { badRequest } from './error-responses.js';
 import { idempotencyKeyOf } from './idempotency-key.js';
 import { jsonBody, requestBody } from './json-body.js';
@@ -18,6 +19,8 @@ import type { V1Deps } from './v1-jobs.js';
 
 export interface BatchRouteDeps extends V1Deps {
   batches: BatchService;
+  /** Reads a batch's sitemap through the egress guard. */
+  sitemaps: SitemapReader;
   log: Logger;
 }
 
@@ -36,10 +39,12 @@ export function batchRoutes(deps: BatchRouteDeps): Router {
     // Taken before the body is parsed, which fills in its defaults.
     const fingerprint = idempotencyKey === undefined ? '' : requestFingerprint(body);
     const params = parseBatchParams(body);
-    if (params.items.some((item) => item.options.upload)) await deps.destinations.requireFor(account._id);
     const base = baseUrlOf(ctx, deps.settings);
     const create = async () => {
-      const batch = await deps.batches.create(account._id, key._id, params.items, { callback_url: params.callback_url, base_url: base }, (count, make) =>
+      // Read inside the request's run, so a retry with the same Idempotency-Key does not read it again.
+      const items = 'items' in params ? params.items : sitemapItems(params, await deps.sitemaps.read(params.sitemap));
+      if (items.some((item) => item.options.upload)) await deps.destinations.requireFor(account._id);
+      const batch = await deps.batches.create(account._id, key._id, items, { callback_url: params.callback_url, base_url: base }, (count, make) =>
         deps.quota.chargeFor(account, count, make),
       );
       const created: BatchCreated = { batch_id: batch._id, status: 'pending', total: batch.total, status_url: batchStatusUrl(base, batch._id) };

@@ -15,14 +15,28 @@ export const MAX_BATCH_PAGE_SIZE = 1000;
 
 export const BatchId = Type.String({ pattern: '^batch_[0-9a-f]{24}$', examples: ['batch_5f0c3a1e9b7d2c4f6a8e0b1d'] });
 
+/** Longest `include` or `exclude` pattern: with URLs no longer than MAX_MATCHED_URL_LENGTH, a bound on any pattern's run. */
+export const MAX_PATTERN_LENGTH = 256;
+/** Longest sitemap URL `include` and `exclude` are matched against; longer ones are left out of the batch. */
+export const MAX_MATCHED_URL_LENGTH = 2048;
+
+const Pattern = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: MAX_PATTERN_LENGTH, description }));
+
 /** POST /v1/batches: the batch's own fields; any other field is a shared option of its items. */
 export const BatchRequest = Type.Object(
   {
-    items: Type.Array(Type.Object({}, { additionalProperties: true }), {
-      minItems: 1,
-      maxItems: MAX_BATCH_ITEMS,
-      description: `1 to ${MAX_BATCH_ITEMS} captures, each a url (or html) with any option of POST /v1/screenshot overriding the shared ones; one device each`,
-    }),
+    items: Type.Optional(
+      Type.Array(Type.Object({}, { additionalProperties: true }), {
+        minItems: 1,
+        maxItems: MAX_BATCH_ITEMS,
+        description: `1 to ${MAX_BATCH_ITEMS} captures, each a url (or html) with any option of POST /v1/screenshot overriding the shared ones; one device each`,
+      }),
+    ),
+    sitemap: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Instead of items: a sitemap (or sitemap index, plain or gzip) whose pages to capture' }),
+    ),
+    include: Pattern('With sitemap: only the URLs this regular expression matches'),
+    exclude: Pattern('With sitemap: leave out the URLs this regular expression matches'),
     callback_url: Type.Optional(
       Type.String({ maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Receives batch.completed when the batch ends; an item gets its own webhook only with its own callback_url' }),
     ),
