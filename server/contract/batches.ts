@@ -105,3 +105,25 @@ export const BatchResource = Type.Object(
   { additionalProperties: false },
 );
 export type BatchResource = Static<typeof BatchResource>;
+
+/** What `batch.completed` carries (batchEndedEvent). */
+export const BatchEventData = Type.Object(
+  {
+    batch_id: BatchId,
+    status: Type.Enum(['completed', 'cancelled']),
+    total: Type.Integer({ minimum: 1 }),
+    counts: Type.Object(
+      {
+        completed: Count('Items captured'),
+        failed: Count('Items whose capture failed'),
+        not_ended: Count('Items not ended when the batch ended: for a cancelled batch, those never run and the few still in the queue'),
+      },
+      { additionalProperties: false },
+    ),
+    status_url: Type.String({ format: 'uri' }),
+    archive_url: Type.String({ format: 'uri' }),
+  },
+  { additionalProperties: false },
+);
+
+export const BATCH_SCHEMAS = { BatchCreated, BatchResource, BatchEventData };

@@ -1,10 +1,12 @@
 import { Type } from 'typebox';
 
+import { BATCH_SCHEMAS } from '../../contract/batches.js';
 import { MONITOR_SCHEMAS } from '../../contract/monitors.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
+import { BatchEvent, batchPaths, batchWebhooks } from './v1-batches.js';
 import { MonitorEvent, monitorPaths, monitorWebhooks, type V1DocumentParts } from './v1-monitors.js';
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -107,10 +109,12 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
       { name: 'usage', description: 'Calls counted against the limits' },
       { name: 'mcp', description: 'The Model Context Protocol endpoint for AI agents' },
       { name: 'monitors', description: 'Scheduled captures compared with a baseline, with a diff picture and a webhook on change' },
+      { name: 'batches', description: 'Many captures in one request: progress, a streamed ZIP, one webhook' },
       { name: 'meta', description: 'This document' },
     ],
     paths: {
       ...monitorPaths(parts),
+      ...batchPaths(parts),
       '/screenshot': {
         post: {
           operationId: 'createScreenshot',
@@ -348,6 +352,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
     },
     webhooks: {
       ...monitorWebhooks(parts),
+      ...batchWebhooks(parts),
       screenshotEnded: {
         post: {
           operationId: 'screenshotEnded',
@@ -395,7 +400,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(ref('schemas', 'Error')) },
       },
       schemas: {
-        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent }),
+        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent, ...BATCH_SCHEMAS, BatchEvent }),
         ScreenshotJob: jobOneOf('Job'),
       },
     },
