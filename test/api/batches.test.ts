@@ -2,10 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yauzl from 'yauzl';
 
 import { pngSize } from '../fixtures/fixture-server.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { readZip } from '../helpers/zip-entries.js';
 
 // POST /v1/batches on a real server with real Chromium: local pages, the NeDB store
 // (the PostgreSQL store: test/store/batch-conformance.test.ts).
@@ -34,31 +34,6 @@ const DENIED = 'http://127.0.0.2:1/';
 
 const post = (key: string, body: unknown, headers: Record<string, string> = {}) => server.v1('POST', '/batches', key, body, headers);
 const callsToday = async (key: string) => (await (await server.v1('GET', '/usage', key)).json()).calls_today as number;
-
-/** Every entry of a ZIP, by name, in the archive's order. */
-function readZip(zip: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(zip, { lazyEntries: true }, (err, file) => {
-      if (err || !file) return reject(err ?? new Error('no zip'));
-      const entries = new Map<string, Buffer>();
-      file.on('error', reject);
-      file.on('end', () => resolve(entries));
-      file.on('entry', (entry: yauzl.Entry) => {
-        file.openReadStream(entry, (openErr, stream) => {
-          if (openErr || !stream) return reject(openErr ?? new Error('no stream'));
-          const chunks: Buffer[] = [];
-          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-          stream.on('error', reject);
-          stream.on('end', () => {
-            entries.set(entry.fileName, Buffer.concat(chunks));
-            file.readEntry();
-          });
-        });
-      });
-      file.readEntry();
-    });
-  });
-}
 
 /** Polls a batch until it has ended. */
 async function waitForBatch(key: string, id: string, timeoutMs = 60_000): Promise<any> {

@@ -1,0 +1,47 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { runCli } from '../helpers/cli-process.js';
+import { FakeCaptureEngine } from '../helpers/fake-capture-engine.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { readZip } from '../helpers/zip-entries.js';
+
+// `capture --from`: the built CLI as a process against a real server with a scripted engine.
+
+let server: TestServer;
+let key: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ ratePerSecond: 1000 }, { engine: new FakeCaptureEngine() });
+  ({ key } = await server.account());
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('capture --from', () => {
+  it('captures every URL of the file as one batch and saves its archive, printing its path', async () => {
+    const dir = await tempDir();
+    const list = path.join(dir, 'urls.txt');
+    await fs.writeFile(list, '# the handbook\nhttp://127.0.0.1:9/a\n\nhttp://127.0.0.1:9/b\nhttp://127.0.0.1:9/c\n');
+    const res = await runCli(['capture', '--from', list, '--devices', 'desktop,mobile', '--out', dir, '--server', server.url, '--key', key]);
+    expect(res.code, res.stderr).toBe(0);
+    const file = res.stdout.trim();
+    expect(file).toMatch(/batch_[0-9a-f]{24}\.zip$/);
+    const entries = await readZip(await fs.readFile(file));
+    expect([...entries.keys()].filter((name) => name.endsWith('.png'))).toHaveLength(6);
+    expect(res.stderr).toMatch(/: 6\/6 ended, 0 failed, completed$/m);
+  });
+
+  it('refuses a file that lists no URL', async () => {
+    const dir = await tempDir();
+    const empty = path.join(dir, 'empty.txt');
+    await fs.writeFile(empty, '# nothing\n');
+    const none = await runCli(['capture', '--from', empty, '--server', server.url, '--key', key]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/lists no URL/);
+  });
+});
