@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 
 import { accessLog, LoggedPaths } from './api/access-log.js';
+import { type AdminBatchDeps, adminBatchRoutes } from './api/admin-batch-routes.js';
 import { type AdminMonitorDeps, adminMonitorRoutes } from './api/admin-monitor-routes.js';
 import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
 import { adminSessionRoutes } from './api/admin-session-routes.js';
@@ -62,8 +63,8 @@ const adminDeps = (services: Services) => ({
 });
 
 /** The admin API's routers: the session exchange, then the routes behind the admin token. */
-export function adminApiRouters(deps: AdminDeps & AdminMonitorDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
-  return [adminSessionRoutes(deps), adminRoutes(deps), adminMonitorRoutes(deps), adminOpenApiRoutes(deps)];
+export function adminApiRouters(deps: AdminDeps & AdminMonitorDeps & AdminBatchDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
+  return [adminSessionRoutes(deps), adminRoutes(deps), adminMonitorRoutes(deps), adminBatchRoutes(deps), adminOpenApiRoutes(deps)];
 }
 
 /**

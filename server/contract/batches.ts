@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 
-import { Count, JobId, JobStatus } from './common.js';
+import { Count, IsoSeconds, JobId, JobStatus } from './common.js';
 import { MAX_CALLBACK_URL_LENGTH } from './v1.js';
 
 // The shapes of POST/GET/DELETE /v1/batches. An item is a POST /v1/screenshot body over the
@@ -127,3 +127,31 @@ export const BatchEventData = Type.Object(
 );
 
 export const BATCH_SCHEMAS = { BatchCreated, BatchResource, BatchEventData };
+
+/** A batch as the control panel lists it (GET /admin/api/batches). */
+export const AdminBatch = Type.Object(
+  {
+    batch_id: BatchId,
+    account_id: Type.String(),
+    status: Type.Enum(['running', 'completed', 'cancelled']),
+    total: Type.Integer({ minimum: 1 }),
+    completed: Count('Items captured'),
+    failed: Count('Items whose capture failed'),
+    progress: Type.Number({ minimum: 0, maximum: 1, description: 'Share of the items ended' }),
+    created_at: IsoSeconds,
+    archive_url: Type.String({ description: 'The archive through the admin API (/admin/api/batches/{id}/archive)' }),
+  },
+  { additionalProperties: false },
+);
+export type AdminBatch = Static<typeof AdminBatch>;
+
+export const AdminBatchList = Type.Object({ batches: Type.Array(AdminBatch) }, { additionalProperties: false });
+
+/** Batches GET /admin/api/batches lists by default, and at most. */
+export const ADMIN_BATCH_PAGE = 20;
+export const MAX_ADMIN_BATCH_PAGE = 200;
+
+export const AdminBatchesQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ADMIN_BATCH_PAGE, default: ADMIN_BATCH_PAGE, description: 'How many, newest first' })) },
+  { additionalProperties: true },
+);

@@ -95,9 +95,21 @@ export class BatchService {
 
   /** A batch of this account, or NotFoundError, also for another account's batch, so ids reveal nothing. */
   async getOwned(accountId: string, batchId: string): Promise<BatchRecord> {
-    const batch = typeof batchId === 'string' && batchId.length <= 64 ? await this.deps.store.get(batchId) : null;
-    if (!batch || batch.account_id !== accountId) throw new NotFoundError('batch', batchId);
+    const batch = await this.get(batchId);
+    if (batch.account_id !== accountId) throw new NotFoundError('batch', batchId);
     return batch;
+  }
+
+  /** Any account's batch (the admin), or NotFoundError. */
+  async get(batchId: string): Promise<BatchRecord> {
+    const batch = typeof batchId === 'string' && batchId.length <= 64 ? await this.deps.store.get(batchId) : null;
+    if (!batch) throw new NotFoundError('batch', batchId);
+    return batch;
+  }
+
+  /** The newest batches of every account, for the control panel (ended ones first among equals is the panel's choice). */
+  recent(limit: number): Promise<BatchRecord[]> {
+    return this.deps.store.recent(limit);
   }
 
   /** The batch's counts and one page of its jobs (`page` from 1). */

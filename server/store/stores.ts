@@ -304,6 +304,8 @@ export interface BatchStore {
   end(id: string, status: 'completed' | 'cancelled', at: number): Promise<BatchRecord | null>;
   /** Batches still running, oldest first (fed again at a start). */
   running(): Promise<BatchRecord[]>;
+  /** The newest `limit` batches of every account (created_at, then id, descending), for the control panel. */
+  recent(limit: number): Promise<BatchRecord[]>;
 }
 
 /**

@@ -62,6 +62,14 @@ describeOnEachStore('the $name batch store', (store) => {
     expect((await stores.batches.running()).map((b) => b._id)).toEqual(['batch_2', 'batch_0']);
   });
 
+  it('lists the newest batches first, the higher id first on a tie, up to the limit', async () => {
+    await stores.batches.insert(batchOf('batch_a', { created_at: T0 }), 's');
+    await stores.batches.insert(batchOf('batch_c', { created_at: T0 + 1, status: 'completed' }), 's');
+    await stores.batches.insert(batchOf('batch_b', { created_at: T0 + 1 }), 's');
+    expect((await stores.batches.recent(2)).map((b) => b._id)).toEqual(['batch_c', 'batch_b']);
+    expect((await stores.batches.recent(10)).map((b) => b._id)).toEqual(['batch_c', 'batch_b', 'batch_a']);
+  });
+
   it('keeps batches across a reopening of the store', async () => {
     await stores.batches.insert(batchOf('batch_1'), 's1');
     await stores.batches.addJobs('batch_1', ['job_a']);

@@ -24,6 +24,7 @@ export class NedbBatchStore implements BatchStore {
 
   static async open(db: NedbFile<BatchRecord>, itemsDb: NedbFile<BatchItemsDoc>): Promise<NedbBatchStore> {
     await db.ensureIndex({ fieldName: 'status' });
+    await db.ensureIndex({ fieldName: 'created_at' });
     return new NedbBatchStore(db, itemsDb);
   }
 
@@ -60,6 +61,10 @@ export class NedbBatchStore implements BatchStore {
 
   running(): Promise<BatchRecord[]> {
     return this.db.find({ status: 'running' }).sort({ created_at: 1, _id: 1 });
+  }
+
+  recent(limit: number): Promise<BatchRecord[]> {
+    return this.db.find({}).sort({ created_at: -1, _id: -1 }).limit(limit);
   }
 
   private change(id: string, update: Record<string, unknown>): Promise<BatchRecord | null> {

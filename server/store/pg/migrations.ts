@@ -228,6 +228,8 @@ export const MIGRATIONS: readonly Migration[] = [
         created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED
       );
       CREATE INDEX batches_running ON batches (created_at, id) WHERE status = 'running';
+      -- The control panel's list, newest first.
+      CREATE INDEX batches_list ON batches (created_at DESC, id DESC);
       CREATE TABLE batch_items (
         id text COLLATE "C" PRIMARY KEY,
         sealed text NOT NULL

@@ -56,4 +56,8 @@ export class PgBatchStore implements BatchStore {
   running(): Promise<BatchRecord[]> {
     return selectDocs(this.pool, `SELECT doc FROM batches WHERE status = 'running' ORDER BY created_at, id`);
   }
+
+  recent(limit: number): Promise<BatchRecord[]> {
+    return selectDocs(this.pool, 'SELECT doc FROM batches ORDER BY created_at DESC, id DESC LIMIT $1', [limit]);
+  }
 }
