@@ -212,7 +212,7 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'the job runner', start: () => runner.recover(), stop: (graceMs) => runner.stop(graceMs) },
       {
         name: 'the batches',
-        start: () => logCount(log, 'batches', batches.recover(), (n) => `feeding ${n} batch(es) left running by the last stop`),
+        start: () => logCount(log, 'batches', batches.start(), (n) => `feeding ${n} batch(es) left running by the last stop`),
         stop: () => batches.stop(),
       },
       { name: 'retention', start: () => retention.start(undefined, deps.firstSweepAfterMs), stop: () => retention.stop() },

@@ -28,8 +28,11 @@ export interface BatchServiceDeps {
   log: Logger;
   /** Called once per batch when it ends. @default nothing */
   onEnded?: BatchEnded;
-  /** How soon a feed the store refused is tried again, ms. @default 5000 */
-  retryMs?: number;
+  /**
+   * How often the running batches are fed again whatever happens, ms: after a store that failed,
+   * or (in a cluster) room left by jobs that ended on other nodes. @default 5000
+   */
+  feedEveryMs?: number;
 }
 
 /** A batch's jobs waiting or running at once: per slot of the queue, so a batch alone keeps every slot busy. */
@@ -61,7 +64,7 @@ export class BatchService {
   private readonly items = new Map<string, CreateParams[]>();
   /** Batches to feed whenever room opens in the queue. */
   private readonly running = new Set<string>();
-  private retry: NodeJS.Timeout | undefined;
+  private ticker: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly deps: BatchServiceDeps) {}
@@ -167,18 +170,20 @@ export class BatchService {
     this.feedAll();
   }
 
-  /** Feeds again the batches a stop left running (at a start). */
-  async recover(): Promise<number> {
+  /** At a start: feeds again the batches a stop left running, then every `feedEveryMs`; how many there were. */
+  async start(): Promise<number> {
     const batches = await this.deps.store.running();
     for (const batch of batches) this.running.add(batch._id);
     for (const batch of batches) await this.endIfDone(batch);
     this.feedAll();
+    this.ticker = setInterval(() => this.feedAll(), this.deps.feedEveryMs ?? 5000);
+    this.ticker.unref();
     return batches.length;
   }
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.retry);
+    clearInterval(this.ticker);
   }
 
   private async endIfDone(batch: BatchRecord): Promise<void> {
@@ -231,15 +236,7 @@ export class BatchService {
           }
         }
       })
-      .catch((err: unknown) => {
-        this.deps.log.error({ component: 'batches', batch_id: batchId, err }, 'could not feed a batch; trying again shortly');
-        if (!this.stopped && !this.retry) {
-          this.retry = setTimeout(() => {
-            this.retry = undefined;
-            this.feedAll();
-          }, this.deps.retryMs ?? 5000);
-        }
-      });
+      .catch((err: unknown) => this.deps.log.error({ component: 'batches', batch_id: batchId, err }, 'could not feed a batch; trying again shortly'));
   }
 
   private async itemsOf(batch: BatchRecord): Promise<CreateParams[]> {
