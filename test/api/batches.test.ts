@@ -135,6 +135,7 @@ describe('POST /v1/batches', () => {
     const owner = await server.account();
     const other = await server.account();
     const { batch_id: id } = await (await post(owner.key, { items: [{ url: DENIED }] })).json();
+    expect((await server.v1('GET', `/batches/${id}`, owner.key)).status).toBe(200);
     for (const method of ['GET', 'DELETE']) {
       const res = await server.v1(method, `/batches/${id}`, other.key);
       expect(res.status).toBe(404);
