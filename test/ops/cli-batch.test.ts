@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +36,23 @@ describe('capture --from', () => {
     const entries = await readZip(await fs.readFile(file));
     expect([...entries.keys()].filter((name) => name.endsWith('.png'))).toHaveLength(6);
     expect(res.stderr).toMatch(/: 6\/6 ended, 0 failed, completed$/m);
+  });
+
+  it('captures the pages of a sitemap with --sitemap', async () => {
+    const site = http.createServer((_req, res) => {
+      res.end(`<urlset><url><loc>http://127.0.0.1:9/s1</loc></url><url><loc>http://127.0.0.1:9/s2</loc></url></urlset>`);
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      const dir = await tempDir();
+      const sitemap = `http://127.0.0.1:${(site.address() as AddressInfo).port}/sitemap.xml`;
+      const res = await runCli(['capture', '--sitemap', sitemap, '--out', dir, '--server', server.url, '--key', key]);
+      expect(res.code, res.stderr).toBe(0);
+      const manifest = JSON.parse((await readZip(await fs.readFile(res.stdout.trim()))).get('manifest.json')!.toString());
+      expect(manifest.items.map((i: { url: string }) => i.url)).toEqual(['http://127.0.0.1:9/s1', 'http://127.0.0.1:9/s2']);
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
   });
 
   it('refuses a file that lists no URL', async () => {
