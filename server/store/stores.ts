@@ -306,6 +306,8 @@ export interface BatchStore {
   running(): Promise<BatchRecord[]>;
   /** The newest `limit` batches of every account (created_at, then id, descending), for the control panel. */
   recent(limit: number): Promise<BatchRecord[]>;
+  /** Removes the batches that ended before `cutoff` (the history period's purge); returns how many. Running ones stay. */
+  removeEndedBefore(cutoff: number): Promise<number>;
 }
 
 /**

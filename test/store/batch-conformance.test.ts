@@ -70,6 +70,16 @@ describeOnEachStore('the $name batch store', (store) => {
     expect((await stores.batches.recent(10)).map((b) => b._id)).toEqual(['batch_c', 'batch_b', 'batch_a']);
   });
 
+  it('removes the batches that ended before a time, leaving running ones however old', async () => {
+    await stores.batches.insert(batchOf('batch_old', { created_at: T0 - 10 }), 's');
+    await stores.batches.insert(batchOf('batch_new'), 's');
+    await stores.batches.insert(batchOf('batch_running', { created_at: T0 - 20 }), 's');
+    await stores.batches.end('batch_old', 'completed', T0 - 5);
+    await stores.batches.end('batch_new', 'cancelled', T0 + 5);
+    expect(await stores.batches.removeEndedBefore(T0)).toBe(1);
+    expect((await stores.batches.recent(10)).map((b) => b._id).sort()).toEqual(['batch_new', 'batch_running']);
+  });
+
   it('keeps batches across a reopening of the store', async () => {
     await stores.batches.insert(batchOf('batch_1'), 's1');
     await stores.batches.addJobs('batch_1', ['job_a']);

@@ -67,6 +67,10 @@ export class NedbBatchStore implements BatchStore {
     return this.db.find({}).sort({ created_at: -1, _id: -1 }).limit(limit);
   }
 
+  removeEndedBefore(cutoff: number): Promise<number> {
+    return this.db.remove({ status: { $ne: 'running' }, ended_at: { $lt: cutoff } }, { multi: true });
+  }
+
   private change(id: string, update: Record<string, unknown>): Promise<BatchRecord | null> {
     return this.turns.run(id, async () => {
       const changed = await this.db.update({ _id: id }, update, { returnUpdatedDocs: true });

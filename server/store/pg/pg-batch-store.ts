@@ -60,4 +60,9 @@ export class PgBatchStore implements BatchStore {
   recent(limit: number): Promise<BatchRecord[]> {
     return selectDocs(this.pool, 'SELECT doc FROM batches ORDER BY created_at DESC, id DESC LIMIT $1', [limit]);
   }
+
+  async removeEndedBefore(cutoff: number): Promise<number> {
+    const { rowCount } = await this.pool.query(`DELETE FROM batches WHERE status <> 'running' AND (doc->>'ended_at')::bigint < $1`, [cutoff]);
+    return rowCount ?? 0;
+  }
 }
