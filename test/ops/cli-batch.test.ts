@@ -54,13 +54,4 @@ describe('capture --from', () => {
       await new Promise((resolve) => site.close(resolve));
     }
   });
-
-  it('refuses a file that lists no URL', async () => {
-    const dir = await tempDir();
-    const empty = path.join(dir, 'empty.txt');
-    await fs.writeFile(empty, '# nothing\n');
-    const none = await runCli(['capture', '--from', empty, '--server', server.url, '--key', key]);
-    expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/lists no URL/);
-  });
 });
