@@ -110,7 +110,7 @@ export class BatchService {
     return batch;
   }
 
-  /** The newest batches of every account, for the control panel (ended ones first among equals is the panel's choice). */
+  /** The newest batches of every account, newest first (the control panel). */
   recent(limit: number): Promise<BatchRecord[]> {
     return this.deps.store.recent(limit);
   }
