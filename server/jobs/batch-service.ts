@@ -217,6 +217,7 @@ export class BatchService {
         const room = Math.min(window - (next - batch.completed - batch.failed), batch.total - next);
         if (room <= 0) return;
         const items = await this.itemsOf(batch);
+        if (!items) return this.endWithoutItems(batch);
         for (let n = 0; n < room; n++, next++) {
           let release: () => void;
           try {
@@ -239,14 +240,23 @@ export class BatchService {
       .catch((err: unknown) => this.deps.log.error({ component: 'batches', batch_id: batchId, err }, 'could not feed a batch; trying again shortly'));
   }
 
-  private async itemsOf(batch: BatchRecord): Promise<CreateParams[]> {
+  /** The batch's items, opened once; null when they are not kept (a data directory restored from a backup). */
+  private async itemsOf(batch: BatchRecord): Promise<CreateParams[] | null> {
     let items = this.items.get(batch._id);
     if (!items) {
       const sealed = await this.deps.store.items(batch._id);
-      if (sealed === null) throw new Error(`the items of batch ${batch._id} are gone`);
+      if (sealed === null) return null;
       items = this.deps.secrets.open<CreateParams[]>(sealed);
       this.items.set(batch._id, items);
     }
     return items;
+  }
+
+  /** A running batch whose items are not kept cannot be fed on: it is cancelled, saying why. */
+  private async endWithoutItems(batch: BatchRecord): Promise<void> {
+    this.deps.log.warn({ component: 'batches', batch_id: batch._id }, 'the items of a running batch are not kept (a backup holds no secret): the batch is cancelled');
+    const ended = await this.deps.store.end(batch._id, 'cancelled', this.deps.clock.now());
+    this.forget(batch._id);
+    if (ended) this.deps.onEnded?.(ended);
   }
 }

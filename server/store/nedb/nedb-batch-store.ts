@@ -1,7 +1,10 @@
 import { SerialByKey } from '../../serial-by-key.js';
 import type { BatchRecord } from '../records/batch-record.js';
 import type { BatchStore } from '../stores.js';
-import type { NedbFile } from './nedb-file.js';
+import { compactFile, type NedbFile } from './nedb-file.js';
+
+/** The datafile of the batches' sealed items, never archived by `backup` (a backup holds no secret). */
+export const BATCH_ITEMS_FILE = 'batch-items.db';
 
 /** A batch's sealed items in batch-items.db: written once, removed when the batch ends. */
 export interface BatchItemsDoc {
@@ -55,6 +58,8 @@ export class NedbBatchStore implements BatchStore {
       const ended = await this.db.update({ _id: id, status: 'running' }, { $set: { status, ended_at: at } }, { returnUpdatedDocs: true });
       if (!ended) return null;
       await this.itemsDb.remove({ _id: id }, {});
+      // NeDB appends: folded at once, the removed items (secrets among them) leave no line behind.
+      await compactFile(this.itemsDb as unknown as NedbFile<{ _id: string }>);
       return ended as unknown as BatchRecord;
     });
   }
