@@ -209,6 +209,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         start: () => logCount(log, 'monitors', monitorChecks.recover(), (n) => `compared ${n} check(s) left by the last stop`),
         stop: () => monitorChecks.stop(),
       },
+      // Stopped after the runner: the counts of the jobs that end as it stops are stored before the stores close.
+      { name: "the batches' counts", stop: () => batches.drain() },
       { name: 'the job runner', start: () => runner.recover(), stop: (graceMs) => runner.stop(graceMs) },
       {
         name: 'the batches',

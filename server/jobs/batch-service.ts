@@ -60,6 +60,8 @@ export interface BatchView {
 export class BatchService {
   /** One batch's feeds and counts take turns. */
   private readonly turns = new SerialByKey();
+  /** Feeds and counts under way, which a stop waits for before the stores close. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   /** The items of the batches running here, opened once. */
   private readonly items = new Map<string, CreateParams[]>();
   /** Batches to feed whenever room opens in the queue. */
@@ -148,7 +150,7 @@ export class BatchService {
   async cancel(accountId: string, batchId: string): Promise<BatchRecord> {
     const batch = await this.getOwned(accountId, batchId);
     if (batch.status !== 'running') return batch;
-    return this.turns.run(batchId, async () => {
+    return this.inTurn(batchId, async () => {
       const ended = await this.deps.store.end(batchId, 'cancelled', this.deps.clock.now());
       this.forget(batchId);
       if (ended) this.deps.onEnded?.(ended);
@@ -160,8 +162,8 @@ export class BatchService {
   jobEnded(job: JobRecord): void {
     if (job.batch_index !== undefined && hasEnded(job.status)) {
       const id = job.batch_id;
-      this.turns
-        .run(id, async () => {
+      this
+        .inTurn(id, async () => {
           const batch = await this.deps.store.countEnd(id, job.status as 'completed' | 'failed');
           if (batch) await this.endIfDone(batch);
         })
@@ -181,9 +183,24 @@ export class BatchService {
     return batches.length;
   }
 
+  /** Stops feeding (before the job runner stops). */
   stop(): void {
     this.stopped = true;
     clearInterval(this.ticker);
+  }
+
+  /** Waits for the counts of the jobs that ended while the runner stopped (after it, before the stores close). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Runs `task` in the batch's turn, counted as under way until it settles. */
+  private inTurn<T>(batchId: string, task: () => Promise<T>): Promise<T> {
+    const run = this.turns.run(batchId, task);
+    this.inFlight.add(run);
+    const settled = () => void this.inFlight.delete(run);
+    run.then(settled, settled);
+    return run;
   }
 
   private async endIfDone(batch: BatchRecord): Promise<void> {
@@ -207,8 +224,8 @@ export class BatchService {
    * the queue has room; a full queue is fed again when a job ends, a store that failed a moment later.
    */
   private feed(batchId: string): Promise<void> {
-    return this.turns
-      .run(batchId, async () => {
+    return this
+      .inTurn(batchId, async () => {
         if (this.stopped) return;
         const batch = await this.deps.store.get(batchId);
         if (!batch || batch.status !== 'running') return this.forget(batchId);
