@@ -2,9 +2,11 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 
 import { accessLog, LoggedPaths } from './api/access-log.js';
+import { type AdminBatchDeps, adminBatchRoutes } from './api/admin-batch-routes.js';
 import { type AdminMonitorDeps, adminMonitorRoutes } from './api/admin-monitor-routes.js';
 import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
 import { adminSessionRoutes } from './api/admin-session-routes.js';
+import { batchRoutes } from './api/batch-routes.js';
 import { errorMiddleware } from './api/error-middleware.js';
 import { evidenceRoutes } from './api/evidence-routes.js';
 import { fileRoutes } from './api/file-routes.js';
@@ -63,8 +65,8 @@ const adminDeps = (services: Services) => ({
 });
 
 /** The admin API's routers: the session exchange, then the routes behind the admin token. */
-export function adminApiRouters(deps: AdminDeps & AdminMonitorDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
-  return [adminSessionRoutes(deps), adminRoutes(deps), adminMonitorRoutes(deps), adminOpenApiRoutes(deps)];
+export function adminApiRouters(deps: AdminDeps & AdminMonitorDeps & AdminBatchDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
+  return [adminSessionRoutes(deps), adminRoutes(deps), adminMonitorRoutes(deps), adminBatchRoutes(deps), adminOpenApiRoutes(deps)];
 }
 
 /**
@@ -75,7 +77,7 @@ export function appRouters(services: Services): { v1: Router[]; admin: Router[] 
   const deps = { ...services, trustProxy: services.config.trustProxy };
   const admin = { ...deps, ...adminDeps(services) };
   return {
-    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
+    v1: [healthRoutes(services), fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), batchRoutes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)],
     admin: [
       metricsRoutes({ ...admin, metricsAllow: services.config.metricsAllow, metricsToken: services.config.metricsToken }),
       panelRoutes({ ...admin, rendererDir: services.rendererDir ?? findRendererDir() }),

@@ -7,6 +7,7 @@ import { ChromiumNotFoundError } from './capture/chromium/chromium-path.js';
 import { accountId, adminCall } from './cli/admin-client.js';
 import { backupDataDir, BackupError, restoreDataDir } from './cli/backup.js';
 import { captureCommand } from './cli/capture.js';
+import { captureBatchCommand } from './cli/capture-batch.js';
 import { serve } from './cli/serve.js';
 import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
 import { verifyCommand } from './cli/verify.js';
@@ -210,8 +211,13 @@ function program(): Command {
 
   cli
     .command('capture')
-    .description('capture a page through a running server and save the images; prints their paths, one a line, in the order of --devices')
-    .argument('<url>', 'the page to capture')
+    .description(
+      'capture a page through a running server and save the images; prints their paths, one a line, in the order of --devices. ' +
+        'With --from or --sitemap: one batch, saved as a ZIP whose path is printed',
+    )
+    .argument('[url]', 'the page to capture')
+    .option('--from <file>', 'capture every URL of this file (one a line) as one batch')
+    .option('--sitemap <url>', 'capture every page of this sitemap as one batch (read by the server)')
     .option('--devices <list>', 'desktop, tablet, mobile or all; comma separated or repeated (default desktop)', collect)
     .option('--full-page', 'capture the whole page height')
     .addOption(new Option('--format <format>', 'the image format').choices(['png', 'jpeg', 'webp']).default('png'))
@@ -219,10 +225,16 @@ function program(): Command {
     .option('--out <dir>', 'where the images are saved', '.')
     .option('--server <url>', 'the server', `http://127.0.0.1:${DEFAULTS.port}`)
     .option('--key <key>', 'an API key (default: $SCREENSHOT_API_KEY)')
-    .option('--timeout <seconds>', 'how long to wait for the jobs', '300')
+    .option('--timeout <seconds>', 'how long to wait for the jobs (a batch: 1800)')
     .option('--login <id>', "a saved login of the key's account (login_…): the page is captured signed in")
-    .action(async (url: string, o) => {
-      const failed = await captureCommand(url, { ...o, key: o.key ?? env.SCREENSHOT_API_KEY }, process.stdout, process.stderr);
+    .action(async (url: string | undefined, o) => {
+      const options = { ...o, key: o.key ?? env.SCREENSHOT_API_KEY };
+      const sources = [url, o.from, o.sitemap].filter((given) => given !== undefined).length;
+      if (sources !== 1) throw new UsageError('give a URL, --from FILE or --sitemap URL: exactly one of them');
+      const failed =
+        url === undefined
+          ? await captureBatchCommand(options, process.stdout, process.stderr)
+          : await captureCommand(url, { ...options, timeout: options.timeout ?? '300' }, process.stdout, process.stderr);
       if (failed) process.exitCode = 1;
     });
 

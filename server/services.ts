@@ -18,12 +18,14 @@ import { createEgressPolicy, type EgressPolicy, type Resolver } from './egress/p
 import { type EgressProxy,startEgressProxy } from './egress/proxy.js';
 import { nodeCa, readAuthorities, type TrustedAuthorities } from './egress/trusted-authorities.js';
 import { parseUpstreamProxy, type UpstreamProxy } from './egress/upstream-proxy.js';
+import { BatchService } from './jobs/batch-service.js';
 import { EndWriteBehind } from './jobs/end-write-behind.js';
 import { IdempotentRequests } from './jobs/idempotent-requests.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { JobService } from './jobs/job-service.js';
 import { Retention } from './jobs/retention.js';
+import { SitemapReader } from './jobs/sitemap-reader.js';
 import { QuotaService } from './limits/quota.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { ListenerList } from './listener-list.js';
@@ -47,6 +49,7 @@ import type { Stores } from './store/stores.js';
 import { type Clock,systemClock } from './time.js';
 import { CustomerUploads } from './uploads/customer-upload.js';
 import { StorageDestinations } from './uploads/destinations.js';
+import { batchEndWebhook } from './webhooks/batch-ended.js';
 import { jobEndWebhooks } from './webhooks/job-ended.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook-service.js';
 
@@ -96,6 +99,10 @@ export interface Services {
   settings: SettingsService;
   /** Jobs as requests see them: room in the queue, creation, queries. */
   jobs: JobService;
+  /** Batches (POST /v1/batches): admitted whole, fed into the queue as their jobs end. */
+  batches: BatchService;
+  /** Reads the sitemap of a batch, through the egress guard. */
+  sitemaps: SitemapReader;
   /** The front door to the queue (stats, pause, resume, changes, estimates) for the API, the metrics and the tray. */
   queue: JobQueue;
   retention: Retention;
@@ -199,6 +206,8 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     const queue = runner.queue;
     const jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock, settings, queue, ends, secrets, jobSecrets: stores.jobSecrets, pollEndsMs: cluster && CLUSTER_POLL_MS / 4 });
     jobEnds.subscribe((job) => jobs.ended(job));
+    const batches = new BatchService({ store: stores.batches, jobs, queue, secrets, clock, log, onEnded: batchEndWebhook(webhooks, log) });
+    jobEnds.subscribe((job) => batches.jobEnded(job));
     const { monitors, monitorChecks, scheduler } = buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs });
     jobEnds.subscribe((job) => monitorChecks.jobEnded(job));
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
@@ -225,7 +234,14 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
         start: () => logCount(log, 'monitors', monitorChecks.recover(), (n) => `compared ${n} check(s) left by the last stop`),
         stop: () => monitorChecks.stop(),
       },
+      // Stopped after the runner: the counts of the jobs that end as it stops are stored before the stores close.
+      { name: "the batches' counts", stop: () => batches.drain() },
       { name: 'the job runner', start: () => runner.recover(), stop: (graceMs) => runner.stop(graceMs) },
+      {
+        name: 'the batches',
+        start: () => logCount(log, 'batches', batches.start(), (n) => `feeding ${n} batch(es) left running by the last stop`),
+        stop: () => batches.stop(),
+      },
       { name: 'retention', start: () => retention.start(undefined, deps.firstSweepAfterMs), stop: () => retention.stop() },
       // Then the schedules: an occurrence missed while stopped runs once now.
       { name: 'the monitor scheduler', start: () => scheduler.start(), stop: () => scheduler.stop() },
@@ -233,11 +249,12 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       { name: 'readiness', start: () => void (started = true), stop: () => void (started = false) },
     );
     return {
-      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, queue, retention, engine, egress, webhooks, monitors, destinations, logins, metrics, egressProxyUrl: proxy.url, adminToken, evidenceKey,
+      config, log, clock, stores, files, accounts, keys, quota, settings, jobs, batches, queue, retention, engine, egress, webhooks, monitors, destinations, logins, metrics, egressProxyUrl: proxy.url, adminToken, evidenceKey,
       rateLimiter: new RateLimiter(clock, config.ratePerSecond),
       fileRateLimiter: new RateLimiter(clock, config.fileRatePerSecond),
       renderRateLimiter: new RateLimiter(clock, config.renderRatePerSecond),
       idempotency: new IdempotentRequests({ store: stores.idempotency, clock, log }),
+      sitemaps: new SitemapReader(egress),
       adminSessions: new AdminSessions(clock, () => adminToken),
       isReady: () => started && engine.isReady(),
       isStarted: () => started,

@@ -3,11 +3,12 @@
 // server code reaches the bundle.
 
 import type { Account, AdminJob, ApiKey, ApiKeyCreated, Plan, Settings, Status, UsageByDay, WebhookDelivery } from '../../server/contract/admin.js';
+import type { AdminBatch } from '../../server/contract/batches.js';
 import type { CaptureWarning, JobStatus, QueueStats } from '../../server/contract/common.js';
 import type { Monitor, MonitorCheck } from '../../server/contract/monitors.js';
 import type { StorageDestination } from '../../server/contract/storage.js';
 
-export type { Account, AdminJob, CaptureWarning, JobStatus, Monitor, MonitorCheck, Plan, Settings, Status, StorageDestination, WebhookDelivery };
+export type { Account, AdminBatch, AdminJob, CaptureWarning, JobStatus, Monitor, MonitorCheck, Plan, Settings, Status, StorageDestination, WebhookDelivery };
 export type QueueState = QueueStats;
 export type Key = ApiKey;
 /** Only the create answer carries the secret key, and only once. */

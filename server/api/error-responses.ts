@@ -1,5 +1,6 @@
 import { AccountShareFullError, NotFoundError, QueueFullError, RateLimitedError, ShuttingDownError, ValidationError } from '../domain-errors.js';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../jobs/idempotent-requests.js';
+import { SitemapUnreadableError } from '../jobs/sitemap-reader.js';
 import { DiskFullError } from '../store/disk-full.js';
 import { ObjectStorageError } from '../store/file-store.js';
 import { StoreUnavailableError } from '../store/stores.js';
@@ -60,6 +61,7 @@ const row = <E extends Error>(kind: ErrorResponse<E>['kind'], answer: (err: E) =
  */
 const ERROR_RESPONSES: ReadonlyArray<ErrorResponse<Error>> = [
   row(ValidationError, (e) => new ApiError(400, e.message)),
+  row(SitemapUnreadableError, (e) => new ApiError(400, e.message)),
   row(NotFoundError, (e) => new ApiError(404, e.message)),
   row(RateLimitedError, (e) => new ApiError(429, e.message, ERROR_TITLES[429], { retry_after: e.retryAfterSeconds }, retryAfter(e.retryAfterSeconds))),
   row(ShuttingDownError, (e) => new ApiError(503, e.message, ERROR_TITLES[503], {}, retryAfter(e.retryAfterSeconds))),

@@ -8,10 +8,10 @@ import { MAX_BODY_KB } from '../contract/v1.js';
 import { RateLimitedError } from '../domain-errors.js';
 import { baseUrlOf } from './base-url.js';
 import { ERROR_TITLES } from './error-responses.js';
+import { type McpBatchDeps, registerMcpBatchTools } from './mcp-batch-tools.js';
 import { registerMcpTools, toolRefusal } from './mcp-tools.js';
 import { exactRouter } from './routing.js';
 import { accountBudget, type RateBudget, v1Auth, type V1State } from './v1-auth.js';
-import type { V1Deps } from './v1-jobs.js';
 
 /** The version the MCP server reports: the package's own. */
 const SERVER_INFO = { name: 'screenshot-appliance', version: '0.1.0' };
@@ -25,14 +25,16 @@ const SERVER_INFO = { name: 'screenshot-appliance', version: '0.1.0' };
  * the quota, the fair queue and the egress guard apply as to POST /v1/screenshot. A batch spends
  * the requests per second of every request in it (spendPerRequest).
  */
-export function mcpRoutes(deps: V1Deps): Router {
+export function mcpRoutes(deps: McpBatchDeps): Router {
   const router = exactRouter('/v1');
   const auth = v1Auth(deps);
 
   router.post('/mcp', auth, async (ctx) => {
     const state = ctx.state.v1 as V1State;
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-    registerMcpTools(server, deps, { state, base: baseUrlOf(ctx, deps.settings) });
+    const caller = { state, base: baseUrlOf(ctx, deps.settings) };
+    registerMcpTools(server, deps, caller);
+    registerMcpBatchTools(server, deps, caller);
     // The same bound on a call as on POST /v1/screenshot: a tool's html may be as large as the job's.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_KB * 1024 });
     ctx.res.on('close', () => {

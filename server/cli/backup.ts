@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
 import { JOB_SECRETS_DIR } from '../store/nedb/job-secret-files.js';
 import { MONITOR_SECRETS_DIR } from '../store/nedb/monitor-secret-files.js';
+import { BATCH_ITEMS_FILE } from '../store/nedb/nedb-batch-store.js';
 import { LOGIN_SECRETS_DIR } from '../store/nedb/nedb-login-store.js';
 import { readTarGz, type TarEntry, writeTarGz } from './tar.js';
 
@@ -19,6 +20,8 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Files of a data directory that belong to one run and are never archived. */
 const RUNTIME_FILES = new Set(['.lock', 'server.json']);
+/** Datafiles never archived: the sealed items of the batches still running (see UNARCHIVED_FOLDERS). */
+const UNARCHIVED_DATASTORES = new Set([BATCH_ITEMS_FILE]);
 /**
  * Folders never archived: the sealed secrets of jobs still waiting, of monitors and of saved
  * logins (their passwords and sessions). A backup
@@ -112,7 +115,7 @@ export async function backupDataDir(dataDir: string, out: string): Promise<Backu
   }
   const top = await fs.readdir(root, { withFileTypes: true });
   const usable = (name: string) => !RUNTIME_FILES.has(name) && !TRANSIENT.test(name);
-  const datastores = top.filter((e) => e.isFile() && e.name.endsWith('.db') && usable(e.name)).map((e) => e.name).sort();
+  const datastores = top.filter((e) => e.isFile() && e.name.endsWith('.db') && usable(e.name) && !UNARCHIVED_DATASTORES.has(e.name)).map((e) => e.name).sort();
   const others = top.filter((e) => e.isFile() && !e.name.endsWith('.db') && usable(e.name)).map((e) => e.name).sort();
   const folders = top.filter((e) => e.isDirectory() && !UNARCHIVED_FOLDERS.has(e.name)).map((e) => e.name).sort();
   const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), files: {} };

@@ -218,10 +218,20 @@ export class JobService {
     for (const wake of this.waiting.get(job._id) ?? []) wake(job);
   }
 
-  /** Creates and queues one job per device (`cacheKeys`, when given, in the same order). */
-  async create(accountId: string, keyId: string, params: CreateParams, baseUrl: string, cacheKeys?: string[]): Promise<JobRecord[]> {
+  /**
+   * Creates and queues one job per device (`cacheKeys`, when given, in the same order); `batch`:
+   * the job of a batch's item (POST /v1/batches), one device.
+   */
+  async create(
+    accountId: string,
+    keyId: string,
+    params: CreateParams,
+    baseUrl: string,
+    cacheKeys?: string[],
+    batch?: { id: string; index: number },
+  ): Promise<JobRecord[]> {
     const now = this.deps.clock.now();
-    const batch = newJobId().replace('job_', 'batch_');
+    const group = batch?.id ?? newJobId().replace('job_', 'batch_');
     // Options too large for the record wait sealed with the secrets: a record lives for the history period, in memory with NeDB.
     const { kept, apart } = splitJobOptions(params.options);
     const sealedValues = { ...apart, ...params.secrets };
@@ -232,7 +242,8 @@ export class JobService {
         _id: newJobId(),
         account_id: accountId,
         key_id: keyId,
-        batch_id: batch,
+        batch_id: group,
+        ...(batch ? { batch_index: batch.index } : {}),
         url: params.url,
         device,
         preset: PRESETS[device].name,

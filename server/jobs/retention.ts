@@ -26,7 +26,7 @@ export class Retention {
 
   constructor(
     private readonly deps: {
-      stores: Pick<Stores, 'jobs' | 'deliveries' | 'stats' | 'compact' | 'leftOut'>;
+      stores: Pick<Stores, 'jobs' | 'deliveries' | 'batches' | 'stats' | 'compact' | 'leftOut'>;
       files: FileStore;
       settings: SettingsService;
       clock: Clock;
@@ -49,7 +49,7 @@ export class Retention {
 
   /**
    * Removes the jobs that ended before the history period, and any file they still have, in
-   * batches; then their webhook deliveries; then folds what the removals left in the stores.
+   * batches; then their webhook deliveries and the batches (POST /v1/batches) that ended before it; then folds what the removals left in the stores.
    * Returns how many jobs were removed. Jobs still waiting or running are left alone.
    */
   async purgeHistory(): Promise<number> {
@@ -64,9 +64,10 @@ export class Retention {
       if (old.length < PURGE_BATCH) break;
     }
     const deliveriesRemoved = await deliveries.removeFinishedBefore(cutoff);
-    if (removed > 0 || deliveriesRemoved > 0) {
+    const batchesRemoved = await this.deps.stores.batches.removeEndedBefore(cutoff);
+    if (removed > 0 || deliveriesRemoved > 0 || batchesRemoved > 0) {
       await this.deps.stores.compact();
-      this.deps.log.info(`removed ${removed} job(s) and ${deliveriesRemoved} webhook delivery(ies) older than the history period`);
+      this.deps.log.info(`removed ${removed} job(s), ${deliveriesRemoved} webhook delivery(ies) and ${batchesRemoved} batch(es) older than the history period`);
     }
     return removed;
   }

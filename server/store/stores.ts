@@ -1,5 +1,6 @@
 import type { Settings } from '../contract/admin.js';
 import type { AccountRecord } from './records/account-record.js';
+import type { BatchRecord } from './records/batch-record.js';
 import type { AttemptRecord, DeliveryDoc, DeliveryStatus } from './records/delivery-record.js';
 import type { DestinationRecord } from './records/destination-record.js';
 import type { IdempotencyRecord, KeptAnswer } from './records/idempotency-record.js';
@@ -302,6 +303,35 @@ export interface LoginStore {
 }
 
 /**
+ * The batches (POST /v1/batches) and their sealed items. A batch's record changes at each job it
+ * feeds and each end it counts, so the items (up to the request body's size) are kept apart and
+ * written once; they are erased when the batch ends. Feeding and counting are single atomic
+ * steps, so two nodes of a cluster counting ends of one batch lose none.
+ */
+export interface BatchStore {
+  /** Stores a new batch and its sealed items. */
+  insert(batch: BatchRecord, sealedItems: string): Promise<void>;
+  get(id: string): Promise<BatchRecord | null>;
+  /** The batch's sealed items, or null once it has ended (or when there is no such batch). */
+  items(id: string): Promise<string | null>;
+  /** Appends fed jobs to the batch's `jobs`; the batch after, or null when there is none. */
+  addJobs(id: string, jobIds: readonly string[]): Promise<BatchRecord | null>;
+  /** Counts one of its jobs' end; the batch after, or null when there is none. */
+  countEnd(id: string, status: 'completed' | 'failed'): Promise<BatchRecord | null>;
+  /**
+   * Ends a running batch (`completed` or `cancelled`, at `at`) and erases its items; the batch
+   * after, or null when it was not running (another node or request ended it first).
+   */
+  end(id: string, status: 'completed' | 'cancelled', at: number): Promise<BatchRecord | null>;
+  /** Batches still running, oldest first (fed again at a start). */
+  running(): Promise<BatchRecord[]>;
+  /** The newest `limit` batches of every account (created_at, then id, descending), for the control panel. */
+  recent(limit: number): Promise<BatchRecord[]>;
+  /** Removes the batches that ended before `cutoff` (the history period's purge); returns how many. Running ones stay. */
+  removeEndedBefore(cutoff: number): Promise<number>;
+}
+
+/**
  * What POST /v1/screenshot answered each Idempotency-Key of an account, so that a retry gets the
  * same answer. A key is claimed by the request in flight, then holds its answer until it expires.
  */
@@ -337,6 +367,7 @@ export interface Stores {
   destinations: DestinationStore;
   shared: SharedValues;
   idempotency: IdempotencyStore;
+  batches: BatchStore;
   /** Each part of the store (NeDB: its files in the data directory; PostgreSQL: the connection): `ok`, or why it cannot be used. */
   health(): Promise<Record<string, string>>;
   /** Folds what removals left behind (NeDB's append-only files); cheap where there is nothing to fold. */

@@ -64,7 +64,7 @@ describe('the MCP endpoint', () => {
     const client = await connect(key);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['read_page', 'take_screenshot']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['read_batch', 'read_page', 'start_batch', 'take_screenshot']);
       const shot = tools.find((t) => t.name === 'take_screenshot')!;
       expect(Object.keys(shot.inputSchema.properties ?? {}).sort()).toEqual(['base_url', 'device', 'evidence', 'format', 'full_page', 'html', 'login', 'url']);
       // url or html: exactly one, which the job's schema checks (a tool error naming them).

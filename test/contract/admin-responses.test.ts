@@ -201,6 +201,16 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('DELETE', `/accounts/${accountId}/storage`)).status).toBe(404);
   });
 
+  it("for batches: every account's newest, an archive, and an unknown one", async () => {
+    const { key } = await server.account();
+    const created = await server.v1('POST', '/batches', key, { items: [{ url: 'http://127.0.0.2:1/' }] });
+    const { batch_id: id } = await created.json();
+    await expect.poll(async () => (await call('GET', '/batches?limit=5')).json.batches.find((b: { batch_id: string }) => b.batch_id === id)?.status).toBe('completed');
+    expect((await call('GET', '/batches?limit=0')).status).toBe(400);
+    expect((await call('GET', `/batches/${id}/archive`)).status).toBe(200);
+    expect((await call('GET', '/batches/batch_000000000000000000000000/archive')).status).toBe(404);
+  });
+
   it('for settings', async () => {
     const current = await call('GET', '/settings');
     expect(current.status).toBe(200);

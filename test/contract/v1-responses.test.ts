@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { batchRoutes } from '../../server/api/batch-routes.js';
 import { evidenceRoutes } from '../../server/api/evidence-routes.js';
 import { fileRoutes } from '../../server/api/file-routes.js';
 import { loginRoutes } from '../../server/api/login-routes.js';
@@ -87,7 +88,7 @@ describe('the served v1 document', () => {
 
   it('describes every route the v1 routers register, and nothing they do not', () => {
     const deps = { ...server.srv.services, trustProxy: [] };
-    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
+    const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), batchRoutes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
         layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
@@ -136,6 +137,23 @@ describe('v1 answers match the OpenAPI document', () => {
     expect((await call('PATCH', `/logins/${id}`, { key, body: { login_url: 'http://127.0.0.1:9/' } })).status).toBe(400);
     expect((await call('DELETE', `/logins/${id}`, { key })).status).toBe(204);
     expect((await call('DELETE', `/logins/${id}`, { key })).status).toBe(404);
+  });
+
+  it('for batches: create, a retry, read, a page, the archive, cancel, and their refusals', async () => {
+    const body = { items: [{ url: small() }, { url: small(), format: 'jpeg' }], width: 320, height: 240 };
+    const created = await call('POST', '/batches', { key, body, headers: { 'idempotency-key': 'contract-batch' } });
+    expect(created.status).toBe(201);
+    expect((await call('POST', '/batches', { key, body, headers: { 'idempotency-key': 'contract-batch' } })).json).toEqual(created.json);
+    const id = created.json.batch_id;
+    await until(async () => (await call('GET', `/batches/${id}`, { key })).json.status === 'completed');
+    expect((await call('GET', `/batches/${id}?per_page=1`, { key })).json.next_page).toBeDefined();
+    expect((await call('GET', `/batches/${id}?per_page=0`, { key })).status).toBe(400);
+    expect((await call('GET', `/batches/${id}/archive`, { key })).status).toBe(200);
+    expect((await call('DELETE', `/batches/${id}`, { key })).json.status).toBe('completed');
+    expect((await call('POST', '/batches', { key, body: { items: [{ url: 'ftp://example.test/' }] } })).status).toBe(400);
+    expect((await call('GET', '/batches/batch_000000000000000000000000', { key })).status).toBe(404);
+    expect((await call('DELETE', '/batches/batch_000000000000000000000000', { key })).status).toBe(404);
+    expect((await call('GET', '/batches/batch_000000000000000000000000/archive', { key })).status).toBe(404);
   });
 
   it('for monitors: create, list, read, change, run, checks, pin, the diff, delete, and their refusals', async () => {

@@ -109,6 +109,19 @@ describe('the history period', () => {
     expect(await reopened.jobs.count()).toBe(2);
   });
 
+  it('removes the batches that ended before the history period, and leaves a running one however old', async () => {
+    const env = await setup();
+    const batch = (id: string, ageDays: number) => ({
+      _id: id, account_id: 'acc', key_id: 'key', status: 'running' as const, total: 1, jobs: [], completed: 0, failed: 0,
+      callback_url: null, base_url: 'http://127.0.0.1', created_at: NOW - ageDays * DAY, ended_at: null,
+    });
+    for (const [id, age] of [['batch_old', 100], ['batch_edge', 89], ['batch_running', 200]] as const) await env.stores.batches.insert(batch(id, age), 's');
+    await env.stores.batches.end('batch_old', 'completed', NOW - 95 * DAY);
+    await env.stores.batches.end('batch_edge', 'completed', NOW - 89 * DAY);
+    await env.retention.purgeHistory();
+    expect((await env.stores.batches.recent(10)).map((b) => b._id).sort()).toEqual(['batch_edge', 'batch_running']);
+  });
+
   it('refuses a history_days outside 1 to 3650 naming it', async () => {
     const env = await setup();
     await expect(env.settings.update({ history_days: 0 })).rejects.toThrow(/history_days/);

@@ -11,6 +11,7 @@ import { useToast } from '../components/toasts.js';
 import { formatAbsolute, formatDuration, formatRelative } from '../format-time.js';
 import { replaceParams, routeHref } from '../hash-route.js';
 import { useResource } from '../use-resource.js';
+import { BatchesSection } from './batches-section.js';
 import { JobDetailsDialog } from './job-details-dialog.js';
 import { PageHeader } from './page-header.js';
 
@@ -93,6 +94,7 @@ export function JobsPage({ params }: { params: URLSearchParams }) {
           </button>
         )}
       </div>
+      <BatchesSection accounts={accounts.data ?? []} />
       {jobs.error && !jobs.data && <LoadError error={jobs.error} onRetry={jobs.reload} />}
       {!jobs.data && !jobs.error && <p class="loading">Loading…</p>}
       {jobs.data && rows.length === 0 && (filtered ? <NoMatches onClear={() => setFilter({ status: '', account: '' })} /> : <NoJobs />)}

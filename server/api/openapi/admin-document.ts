@@ -15,6 +15,7 @@ import { StorageDestinationPut } from '../../contract/storage.js';
 import { ScreenshotRequest } from '../../contract/v1.js';
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
+import { ADMIN_BATCH_SCHEMAS, adminBatchPaths } from './admin-batches.js';
 import { ADMIN_MONITOR_SCHEMAS, adminMonitorPaths } from './admin-monitors.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
 
@@ -70,6 +71,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
     security: [{ AdminToken: [] }, { AdminSession: [] }],
     paths: {
       ...adminMonitorPaths({ json, ref, errors: ERRORS, errors404: ERRORS_404 }),
+      ...adminBatchPaths({ json, ref, errors: ERRORS, errors404: ERRORS_404 }),
       '/session': {
         post: {
           operationId: 'openSession',
@@ -302,7 +304,7 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(schema('Error')) },
       },
       schemas: {
-        ...componentSchemas({ ...ADMIN_SCHEMAS, ...ADMIN_MONITOR_SCHEMAS, ...LOGIN_SCHEMAS }),
+        ...componentSchemas({ ...ADMIN_SCHEMAS, ...ADMIN_MONITOR_SCHEMAS, ...LOGIN_SCHEMAS, ...ADMIN_BATCH_SCHEMAS }),
         AdminJob: jobOneOf('AdminJob'),
       },
     },

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 
+import { BATCH_SCHEMAS } from '../../contract/batches.js';
 import { LOGIN_SCHEMAS } from '../../contract/logins.js';
 import { MONITOR_SCHEMAS } from '../../contract/monitors.js';
 import { FILE_NAME_PATTERN, JobCompleted, JobFailed, MAX_BODY_KB, ScreenshotQuery, ScreenshotRequest, V1_SCHEMAS } from '../../contract/v1.js';
@@ -7,6 +8,7 @@ import { VERIFY_MAX_BYTES } from '../evidence-routes.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency-key.js';
 import { MAX_RENDER_TIMEOUT_SECONDS, SECRET_OPTIONS } from '../render-link.js';
 import { componentSchemas, jobOneOf, type JsonSchema,plain, queryParameters } from './components.js';
+import { BatchEvent, batchPaths, batchWebhooks } from './v1-batches.js';
 import { loginPaths } from './v1-logins.js';
 import { MonitorEvent, monitorPaths, monitorWebhooks, type V1DocumentParts } from './v1-monitors.js';
 
@@ -112,11 +114,13 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
       { name: 'mcp', description: 'The Model Context Protocol endpoint for AI agents' },
       { name: 'monitors', description: 'Scheduled captures compared with a baseline, with a diff picture and a webhook on change' },
       { name: 'logins', description: 'Saved logins a capture signs in with' },
+      { name: 'batches', description: 'Many captures in one request: progress, a streamed ZIP, one webhook' },
       { name: 'meta', description: 'This document' },
     ],
     paths: {
       ...monitorPaths(parts),
       ...loginPaths(parts),
+      ...batchPaths(parts),
       '/screenshot': {
         post: {
           operationId: 'createScreenshot',
@@ -443,6 +447,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
     },
     webhooks: {
       ...monitorWebhooks(parts),
+      ...batchWebhooks(parts),
       screenshotEnded: {
         post: {
           operationId: 'screenshotEnded',
@@ -490,7 +495,7 @@ export function v1OpenApiDocument(baseUrl: string): Record<string, unknown> {
         InternalError: { description: 'A fault of the service; the message never carries internals', content: json(ref('schemas', 'Error')) },
       },
       schemas: {
-        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent, ...LOGIN_SCHEMAS }),
+        ...componentSchemas({ ...V1_SCHEMAS, WebhookEvent, ...MONITOR_SCHEMAS, MonitorEvent, ...LOGIN_SCHEMAS, ...BATCH_SCHEMAS, BatchEvent }),
         ScreenshotJob: jobOneOf('Job'),
       },
     },

@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, usable } from '../data-dir.js';
 import { DirectoryFileStore, type FileStore } from '../file-store.js';
 import type { AccountRecord } from '../records/account-record.js';
+import type { BatchRecord } from '../records/batch-record.js';
 import type { DeliveryDoc } from '../records/delivery-record.js';
 import type { DestinationRecord } from '../records/destination-record.js';
 import type { IdempotencyRecord } from '../records/idempotency-record.js';
@@ -19,6 +20,7 @@ import { loadGuarded } from './datafile-guard.js';
 import { type PreparedJobs, prepareJobsFile } from './history-prefilter.js';
 import { JobSecretFiles } from './job-secret-files.js';
 import { NedbAccountStore } from './nedb-account-store.js';
+import { type BatchItemsDoc, NedbBatchStore } from './nedb-batch-store.js';
 import { NedbDeliveryStore } from './nedb-delivery-store.js';
 import { NedbDestinationStore } from './nedb-destination-store.js';
 import { compactFile, type NedbFile } from './nedb-file.js';
@@ -32,7 +34,7 @@ import { NedbSettingsStore, NedbSharedValues, type SettingsDoc } from './nedb-se
 import { type HourDoc, NedbStatsStore } from './nedb-stats-store.js';
 import { NedbUsageStore, type UsageDoc } from './nedb-usage-store.js';
 
-const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations', 'idempotency', 'logins'] as const;
+const NAMES = ['accounts', 'keys', 'jobs', 'usage', 'stats', 'webhooks', 'monitors', 'checks', 'destinations', 'idempotency', 'logins', 'batches', 'batch-items'] as const;
 
 export interface OpenOptions {
   /**
@@ -59,7 +61,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   // Only read: what is left out is removed from disk by the retention sweep, after the start (leftOut).
   const preparedJobs = cutoff === null ? undefined : await prepareJobsFile(path.join(dataDir, 'jobs.db'), cutoff, log);
   const hadStats = await exists(path.join(dataDir, 'stats.db'));
-  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, logins] = await Promise.all(
+  const [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, logins, batches, batchItems] = await Promise.all(
     NAMES.map((name) => openFile(dataDir, name, log, name === 'jobs' ? preparedJobs : undefined)),
   );
   const stores = {
@@ -75,6 +77,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
     logins: await NedbLoginStore.open(logins as NedbFile<LoginRecord>, dataDir),
     destinations: new NedbDestinationStore(destinations as NedbFile<DestinationRecord>),
     idempotency: await NedbIdempotencyStore.open(idempotency as NedbFile<IdempotencyRecord>),
+    batches: await NedbBatchStore.open(batches as NedbFile<BatchRecord>, batchItems as NedbFile<BatchItemsDoc>),
   };
   const jobSecrets = await JobSecretFiles.open(dataDir, stores.jobs);
   await moveSealedSecrets(jobs as NedbFile<JobRecord>, jobSecrets, log);
@@ -83,7 +86,7 @@ export async function openNedbStores(dataDir: string, logger: Logger, options: O
   const leftOut =
     preparedJobs &&
     new NedbLeftOutJobs(preparedJobs, { files: options.files ?? new DirectoryFileStore(dataDir), fold: () => compactFile(jobs), log });
-  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, logins, settingsFile];
+  const files = [accounts, keys, jobs, usage, stats, webhooks, monitors, checks, destinations, idempotency, logins, batches, batchItems, settingsFile];
   const fileNames = [...NAMES, 'settings'].map((name) => `${name}.db`).sort();
   return {
     backend: 'nedb',

@@ -235,6 +235,26 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'batches',
+    sql: `
+      -- POST /v1/batches: the batches, and their sealed items apart (written once, deleted at the batch's end).
+      CREATE TABLE batches (
+        id text COLLATE "C" PRIMARY KEY,
+        doc jsonb NOT NULL,
+        status text GENERATED ALWAYS AS (doc->>'status') STORED,
+        created_at bigint GENERATED ALWAYS AS ((doc->>'created_at')::bigint) STORED
+      );
+      CREATE INDEX batches_running ON batches (created_at, id) WHERE status = 'running';
+      -- The control panel's list, newest first.
+      CREATE INDEX batches_list ON batches (created_at DESC, id DESC);
+      CREATE TABLE batch_items (
+        id text COLLATE "C" PRIMARY KEY,
+        sealed text NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

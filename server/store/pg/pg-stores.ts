@@ -4,6 +4,7 @@ import type { Logger } from '../../logger.js';
 import type { Stores } from '../stores.js';
 import { migrate } from './migrations.js';
 import { PgAccountStore } from './pg-account-store.js';
+import { PgBatchStore } from './pg-batch-store.js';
 import { PgDeliveryStore } from './pg-delivery-store.js';
 import { PgDestinationStore } from './pg-destination-store.js';
 import { PgIdempotencyStore } from './pg-idempotency-store.js';
@@ -63,6 +64,7 @@ export async function openPgStores(url: string, logger: Logger, options: PgPoolO
     destinations: new PgDestinationStore(pool),
     shared: new PgSharedValues(pool),
     idempotency: new PgIdempotencyStore(pool),
+    batches: new PgBatchStore(pool),
     health: async () => ({ postgres: await reachable(pool) }),
     // Autovacuum reclaims what deletes leave; there is nothing to fold by hand.
     compact: async () => undefined,

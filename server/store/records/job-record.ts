@@ -21,8 +21,10 @@ export interface JobRecord {
   _id: string;
   account_id: string;
   key_id: string;
-  /** Jobs created by one request share it. */
+  /** Jobs created by one request share it; a batch's jobs (POST /v1/batches) have the batch's id. */
   batch_id: string;
+  /** A batch's job: its item's place in the batch request, from 0 (absent: not a batch's job). */
+  batch_index?: number;
   url: string;
   device: DeviceName;
   preset: PresetName;
