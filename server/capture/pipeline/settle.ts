@@ -24,17 +24,24 @@ const FRAME_WIDTH = 256;
 const CELL = 8;
 /** A channel differing by more than this is a change (not the noise of a scaled frame). */
 const CHANNEL_TOLERANCE = 6;
-/** A cell changing again and again for this long changes on its own (a clock, a counter, a spinner). */
-const ON_ITS_OWN_MS = 1_500;
-/** Changes in at least this many frames, over ON_ITS_OWN_MS, make a cell one that changes on its own. */
+/** Changes in at least this many frames make a cell one that may change on its own. */
 const ON_ITS_OWN_CHANGES = 3;
 /**
- * A region that changes on its own with pauses of this long between changes (a dashboard's
- * refresh every second, a clock) is left out however large; one that changes without such pauses
- * (a spinner, an animation) only while such regions cover at most ON_ITS_OWN_MAX_SHARE of the frame.
+ * A cell that pauses — it stayed the same in at least PAUSING_SHARE of the frames between its
+ * first change and its last (a dashboard's refresh every second, a clock, a blinking caret) —
+ * changes on its own once it has done so for PAUSING_MS, and is left out however large the region.
+ * Counted in frames, not in ms, so a slow machine's longer gaps between frames do not make a
+ * restless cell look like one that pauses.
  */
-const PAUSE_MS = 300;
-const ON_ITS_OWN_MAX_SHARE = 1 / 4;
+const PAUSING_SHARE = 0.2;
+const PAUSING_MS = 1_000;
+/**
+ * A cell that never pauses (a spinner, an animation) changes on its own once it has done so for
+ * RESTLESS_MS, and is left out only while such cells cover at most RESTLESS_MAX_SHARE of the
+ * frame: a chart's drawing animation (a second at most) is waited for.
+ */
+const RESTLESS_MS = 1_500;
+const RESTLESS_MAX_SHARE = 1 / 4;
 
 /** What the wait reads of the page's network (PageTraffic). */
 export interface SettlingNetwork {
@@ -125,13 +132,13 @@ interface Frame {
   cssPerPixel: number;
 }
 
-/** What the frames showed of each cell: how often it changed, first and last. */
+/** What the frames showed of each cell: how often it changed, first and last (times, and frame numbers). */
 interface CellHistory {
   changes: number;
   first: number;
   last: number;
-  /** The longest time between two of its changes. */
-  longestPause: number;
+  firstFrame: number;
+  lastFrame: number;
 }
 
 /**
@@ -141,6 +148,8 @@ interface CellHistory {
 export class FrameWatch {
   private previous: Frame | null = null;
   private firstAt = 0;
+  /** Frames compared so far (pairs of a frame and the one before it). */
+  private compared = 0;
   private readonly cells = new Map<number, CellHistory>();
   private columns = 0;
   private rows = 0;
@@ -169,18 +178,20 @@ export class FrameWatch {
     if (!previous || previous.width !== frame.width || previous.height !== frame.height || !sameClip(previous.clip, frame.clip)) {
       // The first frame, or one of another size or place (the page scrolled or resized): start again.
       this.cells.clear();
+      this.compared = 0;
       this.firstAt = frame.at;
       this.columns = Math.ceil(frame.width / CELL);
       this.rows = Math.ceil(frame.height / CELL);
       return;
     }
+    const n = ++this.compared;
     for (const cell of changedCells(previous, frame, this.columns)) {
       const history = this.cells.get(cell);
       if (history) {
         history.changes++;
-        history.longestPause = Math.max(history.longestPause, frame.at - history.last);
         history.last = frame.at;
-      } else this.cells.set(cell, { changes: 1, first: frame.at, last: frame.at, longestPause: 0 });
+        history.lastFrame = n;
+      } else this.cells.set(cell, { changes: 1, first: frame.at, last: frame.at, firstFrame: n, lastFrame: n });
     }
   }
 
@@ -233,17 +244,22 @@ export class FrameWatch {
   }
 
   /**
-   * Cells that changed at least ON_ITS_OWN_CHANGES times over ON_ITS_OWN_MS: those that paused
-   * between changes, and those that did not while they cover at most ON_ITS_OWN_MAX_SHARE of the frame.
+   * Cells that change on their own: those that paused between changes (PAUSING_SHARE) for
+   * PAUSING_MS, and those that did not for RESTLESS_MS while they cover at most RESTLESS_MAX_SHARE
+   * of the frame.
    */
   private ignoredCells(): Set<number> {
     const pausing = new Set<number>();
     const restless = new Set<number>();
     for (const [cell, history] of this.cells) {
-      if (history.changes < ON_ITS_OWN_CHANGES || history.last - history.first < ON_ITS_OWN_MS) continue;
-      (history.longestPause >= PAUSE_MS ? pausing : restless).add(cell);
+      if (history.changes < ON_ITS_OWN_CHANGES) continue;
+      const frames = history.lastFrame - history.firstFrame + 1;
+      const lasted = history.last - history.first;
+      if (history.changes <= frames * (1 - PAUSING_SHARE)) {
+        if (lasted >= PAUSING_MS) pausing.add(cell);
+      } else if (lasted >= RESTLESS_MS) restless.add(cell);
     }
-    if (restless.size <= this.columns * this.rows * ON_ITS_OWN_MAX_SHARE) for (const cell of restless) pausing.add(cell);
+    if (restless.size <= this.columns * this.rows * RESTLESS_MAX_SHARE) for (const cell of restless) pausing.add(cell);
     return pausing;
   }
 
