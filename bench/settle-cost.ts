@@ -1,8 +1,8 @@
 // What `wait_until: settled` costs against `load`: the same pages captured by one in-process
 // ChromiumEngine, one at a time, the two readiness modes taking turns page by page, round after
 // round, in one run. The documentation mix (real pages of the corpus) and the fixture mix are the
-// static pages, where settled may cost at most 10 % more per capture; the live app pages say how
-// long settled waited and why. `npm run bench:settle -- [--rounds N] [--chromium PATH]`; `npm run
+// static pages, where settled may cost at most 10 % more per capture; the live app fixtures and
+// the real apps of the apps corpus (bench/apps-mix.ts) say how long settled waited. `npm run bench:settle -- [--rounds N] [--chromium PATH]`; `npm run
 // bench` runs it too, after its own tables.
 import { parseArgs } from 'node:util';
 
@@ -12,6 +12,7 @@ import type { CaptureRequest } from '../server/capture/engine.js';
 import { startFixtureServer } from '../test/fixtures/fixture-server.js';
 import { startLiveAppServer } from '../test/fixtures/live-app-pages.js';
 import { corpusRoot, startCorpusServer } from '../test/helpers/corpus.js';
+import { startAppsMix } from './apps-mix.js';
 import { corpusMix } from './corpus-mix.js';
 import { DEFAULT_CHROMIUM_PATH, MIX, type Scenario } from './scenarios.js';
 import { quantile } from './stats.js';
@@ -34,6 +35,9 @@ export async function measureSettleCost(chromium: string, rounds: number, withCo
   const fixtures = await startFixtureServer();
   const live = await startLiveAppServer();
   const corpus = withCorpus ? await startCorpusServer(corpusRoot()) : null;
+  // The real apps of the apps corpus (Prometheus, Netdata, Transmission, DokuWiki), when installed.
+  const apps = await startAppsMix();
+  if (apps.skipped.length > 0) console.log(`apps left out: ${apps.skipped.join('; ')}`);
   const engine = new ChromiumEngine({ executablePath: chromium });
   await engine.start();
   try {
@@ -41,6 +45,7 @@ export async function measureSettleCost(chromium: string, rounds: number, withCo
       { mix: 'fixtures', base: fixtures.url, pages: MIX },
       ...(corpus ? [{ mix: 'documentation', base: corpus.url, pages: corpusMix() }] : []),
       { mix: 'live apps', base: live.url, pages: LIVE_PAGES.map((path) => ({ ...MIX[0]!, name: path.slice(6, -5), path })) },
+      ...apps.mixes,
     ];
     const costs: SettleCost[] = [];
     for (const { mix, base, pages } of mixes) {
@@ -81,6 +86,7 @@ export async function measureSettleCost(chromium: string, rounds: number, withCo
     return costs;
   } finally {
     await engine.close();
+    await apps.stop();
     await corpus?.close();
     await live.close();
     await fixtures.close();
