@@ -211,7 +211,7 @@ describe('GET /readyz', () => {
     const body = await res.json();
     expect(body).toMatchObject({ status: 'ready', reasons: [], engine: true, browsers: { total: 1, ready: 1, down: [] } });
     expect(Object.keys(body.stores).sort()).toEqual(
-      ['accounts.db', 'batch-items.db', 'batches.db', 'checks.db', 'destinations.db', 'files', 'idempotency.db', 'jobs.db', 'keys.db', 'monitors.db', 'settings.db', 'sources', 'stats.db', 'usage.db', 'webhooks.db'].sort(),
+      ['accounts.db', 'batch-items.db', 'batches.db', 'checks.db', 'destinations.db', 'files', 'idempotency.db', 'jobs.db', 'keys.db', 'logins.db', 'monitors.db', 'settings.db', 'sources', 'stats.db', 'usage.db', 'webhooks.db'].sort(),
     );
     expect(Object.values(body.stores).every((s) => s === 'ok')).toBe(true);
   });
