@@ -106,6 +106,12 @@ describe('access log', () => {
     '/v1/monitors/:id/run',
     '/v1/monitors/:id/checks',
     '/v1/monitors/:id/checks/:job_id/pin',
+    '/v1/logins/:id',
+    '/admin/api/accounts/:id/logins',
+    '/admin/api/logins/:id',
+    '/v1/batches/:id',
+    '/v1/batches/:id/archive',
+    '/admin/api/batches/:id/archive',
   ]);
 
   it('shows no route parameter but a record id, on every route of the service, for every method', async () => {

@@ -13,7 +13,7 @@ type Operation = { method: string; path: string };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 /** Routes open by design; only their other spellings are tried, and must reach nothing. */
-const PUBLIC = new Set(['DELETE /admin/api/session', 'GET /v1/openapi.json', 'GET /v1/files/{name}']);
+const PUBLIC = new Set(['DELETE /admin/api/session', 'GET /v1/openapi.json', 'GET /v1/files/{name}', 'GET /v1/evidence/public-key']);
 const spellings = (op: Operation, path: string) => (PUBLIC.has(`${op.method} ${op.path}`) ? variants(path) : [path, ...variants(path)]);
 
 function operations(document: Record<string, unknown>, base: string): Operation[] {
