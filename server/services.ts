@@ -161,9 +161,10 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
       store: stores.deliveries,
       policy: egress,
       // The job may be gone (retention) before its last retry: then the narrowest scope.
+      // The key of the job (or the batch: batch.completed) a delivery is of; none left: public only.
       scopeOf: async (doc) => {
-        const job = await stores.jobs.get(doc.job_id);
-        return job ? keys.networkScope(job.key_id) : 'public';
+        const owner = (await stores.jobs.get(doc.job_id)) ?? (await stores.batches.get(doc.job_id));
+        return owner ? keys.networkScope(owner.key_id) : 'public';
       },
       secrets: (accountId) => accounts.signingSecrets(accountId),
       ca: nodeCa(authorities),
