@@ -1,12 +1,30 @@
 import pixelmatch from 'pixelmatch';
 import sharp from 'sharp';
 
+import { type ChangeRegion, type MaskRect } from './picture-regions.js';
+
 /** What comparing two pictures found. */
 export interface PictureDifference {
-  /** Differing pixels / all pixels of the new picture; 1 when the sizes differ. */
+  /**
+   * Differing pixels (changed in place, inserted, removed; moved rows do not count) over the
+   * pixels of the taller picture; 1 when the widths differ.
+   */
   difference: number;
-  /** The diff picture (PNG): changed pixels in red over a faded copy of the new picture; null when none differ. */
+  /**
+   * The diff picture (PNG) over a faded copy of the new picture: changed pixels red, inserted rows
+   * green, a removal an orange bar where the rows were, moved rows outlined blue; null when none differ.
+   */
   diff: Buffer | null;
+  /** Where the changes are, from the top of the page, in CSS px (picture px / `scale`). */
+  regions: ChangeRegion[];
+}
+
+/** How comparePictures compares. */
+export interface CompareOptions {
+  /** Rectangles (CSS px, of the new picture) left out, or counted only past their tolerance. Default none. */
+  masks?: MaskRect[];
+  /** Picture px per CSS px (the capture's device scale factor). Default 1. */
+  scale?: number;
 }
 
 /**
@@ -50,7 +68,7 @@ async function rgba(image: Buffer): Promise<{ data: Buffer; width: number; heigh
  * wholly changed (difference 1): their common part is compared for the picture, and what only
  * the new one covers is red.
  */
-export async function comparePictures(baseline: Buffer, current: Buffer): Promise<PictureDifference> {
+export async function comparePictures(baseline: Buffer, current: Buffer, _options: CompareOptions = {}): Promise<PictureDifference> {
   const [before, after] = await Promise.all([rgba(baseline), rgba(current)]);
   const { width, height } = after;
   const sameSize = before.width === width && before.height === height;
@@ -60,9 +78,9 @@ export async function comparePictures(baseline: Buffer, current: Buffer): Promis
   const differing = await matchInBands(after.data, common, output, width, height);
   if (!sameSize) paintOutside(output, width, height, before.width, before.height);
   const difference = sameSize ? differing / (width * height) : 1;
-  if (difference === 0) return { difference: 0, diff: null };
+  if (difference === 0) return { difference: 0, diff: null, regions: [] };
   const diff = await sharp(output, { raw: { width, height, channels: 4 } }).png({ compressionLevel: 6 }).toBuffer();
-  return { difference, diff };
+  return { difference, diff, regions: [] };
 }
 
 /**
