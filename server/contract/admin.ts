@@ -254,7 +254,7 @@ export const WebhookDelivery = Type.Object(
     job_id: Type.String(),
     account_id: Type.String(),
     url: Type.String(),
-    type: Type.Enum(['screenshot.completed', 'screenshot.failed', 'monitor.changed', 'monitor.failed']),
+    type: Type.Enum(['screenshot.completed', 'screenshot.failed', 'monitor.changed', 'monitor.inconclusive', 'monitor.failed']),
     status: Type.Enum(['pending', 'succeeded', 'failed']),
     attempts: Type.Array(deliveryAttempt),
     next_attempt_at: Nullable(IsoSeconds),

@@ -7,7 +7,7 @@ import { MAX_CALLBACK_URL_LENGTH, ScreenshotRequest } from './v1.js';
 // that endpoint takes them) run on a schedule, each run compared with the one before.
 
 /** The fields of a monitor that are not capture fields. */
-export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url'] as const;
+export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive'] as const;
 
 /** The capture fields of a screenshot request a monitor does not take: its checks are always fresh, and it sends its own webhooks. */
 const NOT_FOR_MONITORS = ['cache_ttl', 'callback_url'] as const;
@@ -51,11 +51,14 @@ const monitorFields = {
     }),
   ),
   callback_url: Type.Optional(
-    Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Receives monitor.changed and monitor.failed, signed like every webhook' })),
+    Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Receives monitor.changed, monitor.inconclusive and monitor.failed, signed like every webhook' })),
   ),
   paused: Type.Optional(Type.Boolean({ default: false, description: 'A paused monitor runs no scheduled checks (a run asked for still runs)' })),
   baseline: Type.Optional(
     Type.Enum(['previous', 'pinned'], { default: 'previous', description: 'Compare with the previous completed check, or with the pinned one' }),
+  ),
+  pause_after_inconclusive: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),
   ),
 };
 
@@ -70,12 +73,35 @@ export const MonitorUpdate = Type.Partial(MonitorRequest, {
   description: 'Any fields of a monitor; capture fields given replace the monitor\'s (url and html replace each other), the rest are kept',
 });
 
+/** The verdicts of a completed check; null while it is pending, and for a failed or skipped one. */
+const CheckVerdict = Type.Enum(['first', 'changed', 'unchanged', 'inconclusive'], {
+  description: 'first: nothing to compare with; inconclusive: the capture\'s warnings say the picture cannot be trusted (inconclusive_codes), so it was compared with nothing and never becomes a baseline',
+});
+
+export const TextChange = Type.Object(
+  {
+    added: Type.Array(Type.String(), { description: 'Lines of the page\'s text the check has and its baseline had not (at most 20, each at most 200 characters)' }),
+    removed: Type.Array(Type.String(), { description: 'Lines the baseline had and the check has not (at most 20, each at most 200 characters)' }),
+  },
+  { additionalProperties: false },
+);
+
+/** The fields a check and its monitor.changed event share: what was found, said first in words. */
+const checkFindings = {
+  verdict: Nullable(CheckVerdict),
+  inconclusive_codes: Type.Array(Type.String(), { description: 'The warning codes of the capture that made the check inconclusive; [] otherwise' }),
+  // null when the text is the same, or nothing was compared.
+  text_change: Nullable(TextChange),
+  pixels_only: Type.Boolean({ description: 'Pixels changed and the text did not (an image, a colour, a layout shift)' }),
+};
+
 const LastCheck = Type.Object(
   {
     job_id: Nullable(JobId),
     at: IsoSeconds,
     status: Type.Enum(['pending', 'completed', 'failed', 'skipped']),
     changed: Nullable(Type.Boolean()),
+    verdict: Nullable(CheckVerdict),
   },
   { additionalProperties: false },
 );
@@ -95,6 +121,8 @@ export const Monitor = Type.Object(
     paused: Type.Boolean(),
     baseline: Type.Enum(['previous', 'pinned']),
     pinned_job_id: Nullable(JobId),
+    pause_after_inconclusive: Type.Integer(),
+    paused_reason: Nullable(Type.String({ description: 'Why the monitor paused itself; null when it did not' })),
     next_run_at: Nullable(IsoSeconds),
     last_check: Nullable(LastCheck),
     created_at: IsoSeconds,
@@ -117,6 +145,7 @@ export const MonitorCheck = Type.Object(
     diff_url: Nullable(Type.String({ format: 'uri', description: 'The changed pixels in red over a faded copy of the new picture; null when none differ' })),
     status_url: Nullable(Type.String({ format: 'uri' })),
     error: Nullable(Type.String()),
+    ...checkFindings,
   },
   { additionalProperties: false },
 );
@@ -158,6 +187,7 @@ export const MonitorEventData = Type.Object(
     baseline_screenshot_url: Nullable(Type.String({ format: 'uri' })),
     diff_url: Nullable(Type.String({ format: 'uri' })),
     error: Nullable(Type.String()),
+    ...checkFindings,
   },
   { additionalProperties: false },
 );

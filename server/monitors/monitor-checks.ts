@@ -9,12 +9,13 @@ import { SerialByKey } from '../serial-by-key.js';
 import type { FileStore } from '../store/file-store.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { hasEnded, type JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, MonitorRecord } from '../store/records/monitor-record.js';
+import type { CheckRecord, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import { comparePictures } from './picture-diff.js';
+import { keptText, textChange } from './text-change.js';
 
 /** Charges an account for `count` new jobs around their creation (QuotaService.chargeFor). */
 export type ChargeAccount = (account: AccountRecord, count: number, create: () => Promise<JobRecord[]>) => Promise<JobRecord[]>;
@@ -32,6 +33,21 @@ export interface MonitorChecksDeps {
   clock: Clock;
   log: Logger;
 }
+
+/**
+ * The warning codes that make a check's picture untrustworthy: it shows nothing (blank), a part
+ * (truncated), an error or sign-in page instead of the page (http_error, login_page), or a page
+ * still drawing (not_settled, placeholders). A check with any of them is inconclusive. Missing
+ * images and fonts, overlays, console errors and a busy network are not in it: they are common on
+ * pages whose picture is still the page, and a change they make is compared as any other.
+ */
+export const INCONCLUSIVE_CODES: readonly string[] = ['blank', 'truncated', 'http_error', 'login_page', 'not_settled', 'placeholders'];
+
+/** A monitor pauses itself after this many inconclusive checks in a row unless it says otherwise. */
+export const DEFAULT_PAUSE_AFTER_INCONCLUSIVE = 5;
+
+/** Inconclusive checks passed over at most while looking for a baseline. */
+const MAX_SKIPPED_BASELINES = 50;
 
 /** Pending checks looked at per recovery pass. */
 const RECOVER_BATCH = 200;
@@ -217,6 +233,10 @@ export class MonitorChecks {
   }
 
   private async completed(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord): Promise<void> {
+    const text = job.has_text ? await this.deps.files.readOutput(job._id, 'text') : null;
+    const kept = text === null ? null : keptText(text);
+    const codes = (job.warnings ?? []).map((w) => w.code).filter((code) => INCONCLUSIVE_CODES.includes(code));
+    if (codes.length) return this.inconclusive(monitor, check, job, [...new Set(codes)], kept);
     const baseline = monitor ? await this.baselineOf(monitor, check) : null;
     let difference: number | null = null;
     let diffFile: string | null = null;
@@ -231,37 +251,100 @@ export class MonitorChecks {
       }
     }
     const changed = difference === null || !monitor ? null : difference > monitor.threshold;
+    const compared = difference !== null;
+    const text_change = compared && kept !== null && typeof baseline!.text === 'string' ? textChange(baseline!.text, kept) : null;
+    const verdict: CheckVerdict = changed === null ? 'first' : changed ? 'changed' : 'unchanged';
+    const findings = { verdict, inconclusive_codes: [], text_change, pixels_only: Boolean(changed) && text_change === null && kept !== null };
     const settled = await this.deps.store.updateCheck(check._id, 'pending', {
       status: 'completed',
       changed,
       difference,
-      baseline_job_id: difference === null ? null : baseline!._id,
+      baseline_job_id: compared ? baseline!._id : null,
       image_file: job.image_file,
       diff_file: diffFile,
+      text: kept,
+      ...findings,
     });
     if (!settled || !monitor) return;
-    if (monitor.failing) await this.deps.store.update(monitor._id, { failing: false });
-    if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null });
+    if (monitor.failing || monitor.inconclusive_streak) await this.deps.store.update(monitor._id, { failing: false, inconclusive_streak: 0 });
+    if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
   }
 
-  /** The pinned check when the monitor compares with one (of this device), else the previous completed check. */
+  /**
+   * A check whose picture its warnings say cannot be trusted: compared with nothing, never a
+   * baseline (baselineOf passes over it), monitor.inconclusive sent at the first of a run of them,
+   * and the monitor paused at the pause_after_inconclusive-th in a row.
+   */
+  private async inconclusive(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord, codes: string[], text: string | null): Promise<void> {
+    const findings = { verdict: 'inconclusive' as const, inconclusive_codes: codes, text_change: null, pixels_only: false };
+    const settled = await this.deps.store.updateCheck(check._id, 'pending', {
+      status: 'completed',
+      changed: null,
+      difference: null,
+      baseline_job_id: null,
+      image_file: job.image_file,
+      diff_file: null,
+      text,
+      ...findings,
+    });
+    if (!settled || !monitor) return;
+    const streak = (monitor.inconclusive_streak ?? 0) + 1;
+    const limit = monitor.pause_after_inconclusive ?? DEFAULT_PAUSE_AFTER_INCONCLUSIVE;
+    const change: Partial<MonitorRecord> = { inconclusive_streak: streak, failing: false };
+    if (streak >= limit && !monitor.paused) {
+      Object.assign(change, {
+        paused: true,
+        next_run_at: null,
+        paused_reason: `${streak} inconclusive checks in a row (${codes.join(', ')}): the pictures could not be trusted. Resume the monitor once the page is fixed.`,
+      });
+      this.deps.log.warn({ monitor_id: monitor._id, codes }, `the monitor paused itself after ${streak} inconclusive checks in a row`);
+    }
+    await this.deps.store.update(monitor._id, change);
+    if (streak === 1) await this.notify(monitor, job, 'monitor.inconclusive', { difference: null, baseline: null, diff: null, error: null, ...findings });
+  }
+
+  /**
+   * The pinned check when the monitor compares with one (of this device), else the previous
+   * completed check that is not inconclusive (up to MAX_SKIPPED_BASELINES of those are passed over).
+   */
   private async baselineOf(monitor: MonitorRecord, check: CheckRecord): Promise<CheckRecord | null> {
     if (monitor.baseline === 'pinned' && monitor.pinned_job_id && monitor.pinned_job_id !== check._id) {
       const pinned = await this.deps.store.getCheck(monitor.pinned_job_id);
-      if (pinned && pinned.status === 'completed' && pinned.device === check.device) return pinned;
+      if (pinned && pinned.status === 'completed' && pinned.device === check.device && pinned.verdict !== 'inconclusive') return pinned;
     }
-    return this.deps.store.lastCompleted(monitor._id, check.device, { at: check.at, id: check._id });
+    let before = { at: check.at, id: check._id };
+    for (let skipped = 0; skipped <= MAX_SKIPPED_BASELINES; skipped++) {
+      const last = await this.deps.store.lastCompleted(monitor._id, check.device, before);
+      if (!last || last.verdict !== 'inconclusive') return last;
+      before = { at: last.at, id: last._id };
+    }
+    return null;
   }
 
   private async notify(
     monitor: MonitorRecord,
     job: JobRecord,
-    type: 'monitor.changed' | 'monitor.failed',
-    found: { difference: number | null; baseline: CheckRecord | null; /** The image whose diff was stored. */ diff: string | null; error: string | null },
+    type: 'monitor.changed' | 'monitor.inconclusive' | 'monitor.failed',
+    found: {
+      difference: number | null;
+      baseline: CheckRecord | null;
+      /** The image whose diff was stored. */
+      diff: string | null;
+      error: string | null;
+      verdict?: CheckVerdict | null;
+      inconclusive_codes?: string[];
+      text_change?: TextChange | null;
+      pixels_only?: boolean;
+    },
   ): Promise<void> {
     if (!monitor.callback_url) return;
     const base = monitor.base_url;
     await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, {
+      // What was said differently first: it is what the person who set up the monitor reads.
+      verdict: found.verdict ?? null,
+      text_change: found.text_change ?? null,
+      pixels_only: found.pixels_only ?? false,
+      inconclusive_codes: found.inconclusive_codes ?? [],
       monitor_id: monitor._id,
       name: monitor.name,
       url: job.url,

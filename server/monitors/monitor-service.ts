@@ -56,7 +56,7 @@ export class MonitorService {
 
   /** A new monitor of the owner's account; refused (ValidationError) when the account has the most it may have. */
   async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
-    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline'>>;
+    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline' | 'pause_after_inconclusive'>>;
     const now = this.deps.clock.now();
     const { sealed, ...kept } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)), input.mask_selectors);
     checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -74,6 +74,7 @@ export class MonitorService {
       pinned_job_id: null,
       next_run_at: input.paused ? null : nextOccurrence(input.schedule, now),
       failing: false,
+      pause_after_inconclusive: input.pause_after_inconclusive,
       base_url: baseUrl,
       created_at: now,
       updated_at: now,
@@ -137,12 +138,15 @@ export class MonitorService {
     if (input.threshold !== undefined) change.threshold = input.threshold;
     if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
+    if (input.pause_after_inconclusive !== undefined) change.pause_after_inconclusive = input.pause_after_inconclusive;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
     if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);
     const paused = input.paused ?? monitor.paused;
     change.paused = paused;
     if (paused) change.next_run_at = null;
     else if (input.schedule !== undefined || monitor.paused) change.next_run_at = nextOccurrence(schedule, now);
+    // A resume starts a new count of inconclusive checks.
+    if (!paused && monitor.paused) Object.assign(change, { paused_reason: null, inconclusive_streak: 0 });
     if (input.schedule !== undefined) change.schedule = input.schedule;
     const updated = await this.deps.store.update(monitor._id, change, sealed);
     if (!updated) throw new NotFoundError('monitor', id);
@@ -189,6 +193,7 @@ export class MonitorService {
     const check = typeof jobId === 'string' && jobId.length <= 64 ? await this.deps.store.getCheck(jobId) : null;
     if (!check || check.monitor_id !== monitor._id) throw new NotFoundError('check', jobId);
     if (check.status !== 'completed') throw new ValidationError(`only a completed check can be pinned; this one is ${check.status}`, 'job_id');
+    if (check.verdict === 'inconclusive') throw new ValidationError('an inconclusive check cannot be pinned: its picture could not be trusted', 'job_id');
     const updated = await this.deps.store.update(monitor._id, { baseline: 'pinned', pinned_job_id: check._id, updated_at: this.deps.clock.now() });
     if (!updated) throw new NotFoundError('monitor', id);
     return updated;
@@ -204,6 +209,9 @@ export class MonitorService {
     const { capture, maskSelectors } = unsplit(monitor, opened);
     const params = this.deps.parseCapture(capture);
     if (maskSelectors.length) params.options = { ...params.options, maskSelectors };
+    // The page's text from the same render, which each check's text change is read from.
+    const extract = params.options.extract ?? [];
+    if (!extract.includes('text')) params.options = { ...params.options, extract: [...extract, 'text'] };
     return params;
   }
 

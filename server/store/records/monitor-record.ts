@@ -42,6 +42,12 @@ export interface MonitorRecord {
   next_run_at: number | null;
   /** True once monitor.failed was sent for the current run of failing checks; a success clears it. */
   failing: boolean;
+  /** Inconclusive checks in a row after which the monitor pauses itself. Absent (monitors of earlier versions): 5. */
+  pause_after_inconclusive?: number;
+  /** Inconclusive checks in a row, up to the newest; a trustworthy check clears it. Absent: 0. */
+  inconclusive_streak?: number;
+  /** Why the monitor paused itself (five inconclusive checks in a row, …); cleared when it is resumed. Absent: null. */
+  paused_reason?: string | null;
   /** The origin the checks' URLs are built from (the creating request's). */
   base_url: string;
   created_at: number;
@@ -53,6 +59,19 @@ export interface MonitorRecord {
  * says why); failed: the job failed, or (with no job) the capture could not be made at all.
  */
 export type CheckStatus = 'pending' | 'completed' | 'failed' | 'skipped';
+
+/**
+ * What a completed check concluded: the first picture (nothing to compare with), changed or
+ * unchanged against its baseline, or inconclusive: its capture's warnings say its picture cannot
+ * be trusted (INCONCLUSIVE_CODES), so it is compared with nothing and never becomes a baseline.
+ */
+export type CheckVerdict = 'first' | 'changed' | 'unchanged' | 'inconclusive';
+
+/** Lines of the page's visible text a check added and removed against its baseline's. */
+export interface TextChange {
+  added: string[];
+  removed: string[];
+}
 
 export interface CheckRecord {
   /** The job's id; `skip_…` for a check without a job (skipped, or failed before a job was made). */
@@ -75,6 +94,16 @@ export interface CheckRecord {
   error: string | null;
   /** The scheduled occurrence this check ran for; null for a run asked for. */
   occurrence: number | null;
+  /** Of a completed check (absent on checks of earlier versions: read from `changed`). */
+  verdict?: CheckVerdict;
+  /** Of an inconclusive check: the warning codes that decided it. */
+  inconclusive_codes?: string[];
+  /** The page's visible text from the same render, bounded (MAX_CHECK_TEXT_CHARS); null when none was read. */
+  text?: string | null;
+  /** The text lines added and removed against the baseline; null when nothing was compared or the text is the same. */
+  text_change?: TextChange | null;
+  /** Pixels changed and the text did not (an image, a colour, a layout shift). */
+  pixels_only?: boolean;
   /**
    * Of a check without a job (skipped, or failed before its job was made): how many scheduled
    * occurrences in a row it stands for, the latest at `at` and the first at `first_at`; one
