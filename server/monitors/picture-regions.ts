@@ -82,7 +82,32 @@ export function alignRows(before: Int32Array, after: Int32Array, maxEdits = MAX_
   const middle = myers(n - top - bottom, m - top - bottom, (b, a) => same(top + b, top + a), maxEdits) ?? [];
   for (const run of middle) runs.push({ before: run.before + top, after: run.after + top, rows: run.rows });
   if (bottom > 0) runs.push({ before: n - bottom, after: m - bottom, rows: bottom });
-  return runs;
+  return withoutChanceRuns(runs, n, m);
+}
+
+/**
+ * Drops the runs no longer than the edits on either side of them: rows that match by chance
+ * (a white row inside a changed block, a box recoloured in place that Myers reads as rows
+ * inserted, a few kept, as many removed). Their rows join the edits around them, which then
+ * read as one change in place. As diff-match-patch's semantic clean-up does for characters.
+ */
+function withoutChanceRuns(runs: RowRun[], n: number, m: number): RowRun[] {
+  const kept = [...runs];
+  for (let i = 0; i < kept.length; ) {
+    const previous = kept[i - 1] ?? { before: 0, after: 0, rows: 0 };
+    const next = kept[i + 1] ?? { before: n, after: m, rows: 0 };
+    const run = kept[i]!;
+    const editsAbove = Math.max(run.before - previous.before - previous.rows, run.after - previous.after - previous.rows);
+    const editsBelow = Math.max(next.before - run.before - run.rows, next.after - run.after - run.rows);
+    if (run.rows <= editsAbove && run.rows <= editsBelow) {
+      kept.splice(i, 1);
+      // The run above may now stand between larger edits.
+      i = Math.max(0, i - 1);
+    } else {
+      i++;
+    }
+  }
+  return kept;
 }
 
 /** Myers' O(ND) diff: the common runs of two sequences, or null past maxEdits edits. */
