@@ -35,6 +35,7 @@ import { ServiceMetrics } from './metrics/service-metrics.js';
 import { MonitorChecks } from './monitors/monitor-checks.js';
 import { MonitorScheduler } from './monitors/monitor-scheduler.js';
 import { MonitorService } from './monitors/monitor-service.js';
+import { ChatNotifier } from './monitors/notify-chat.js';
 import { type LifecycleStep, startSteps, stopSteps } from './service-lifecycle.js';
 import { serviceSoftware } from './service-version.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
@@ -208,7 +209,10 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     jobEnds.subscribe((job) => jobs.ended(job));
     const batches = new BatchService({ store: stores.batches, jobs, queue, secrets, clock, log, onEnded: batchEndWebhook(webhooks, log) });
     jobEnds.subscribe((job) => batches.jobEnded(job));
-    const { monitors, monitorChecks, scheduler } = buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs });
+    const { monitors, monitorChecks, scheduler } = buildMonitors({
+      stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs,
+      chat: new ChatNotifier({ policy: egress, scopeOf: (monitor) => keys.networkScope(monitor.key_id), ca: nodeCa(authorities), log: log.child({ component: 'monitors' }) }),
+    });
     jobEnds.subscribe((job) => monitorChecks.jobEnded(job));
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     metrics.watch({
@@ -338,10 +342,11 @@ interface MonitorParts {
   clock: Clock;
   log: Logger;
   pollMs: number | undefined;
+  chat: ChatNotifier;
 }
 
 /** Monitors: their service, their checks (ordinary jobs) and the scheduler that runs them. */
-function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs }: MonitorParts) {
+function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs, chat }: MonitorParts) {
   const monitorLog = log.child({ component: 'monitors' });
   // The checks and the service need each other (a check reads its monitor's capture; the service runs a check now): a cycle kept inside the monitors.
   const monitorChecks: MonitorChecks = new MonitorChecks({
@@ -355,6 +360,7 @@ function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings
     paramsOf: (monitor) => monitors.paramsOf(monitor),
     clock,
     log: monitorLog,
+    chat,
   });
   const monitors: MonitorService = new MonitorService({
     store: stores.monitors,

@@ -17,6 +17,7 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
     threshold: monitor.threshold,
     mask_selectors: monitor.mask_selectors,
     callback_url: monitor.callback_url,
+    notify: monitor.notify ?? { email: [], slack_url: null, teams_url: null },
     paused: monitor.paused,
     baseline: monitor.baseline,
     pinned_job_id: monitor.pinned_job_id,

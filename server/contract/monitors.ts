@@ -7,7 +7,7 @@ import { MAX_CALLBACK_URL_LENGTH, ScreenshotRequest } from './v1.js';
 // that endpoint takes them) run on a schedule, each run compared with the one before.
 
 /** The fields of a monitor that are not capture fields. */
-export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive'] as const;
+export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive', 'notify'] as const;
 
 /** The capture fields of a screenshot request a monitor does not take: its checks are always fresh, and it sends its own webhooks. */
 const NOT_FOR_MONITORS = ['cache_ttl', 'callback_url'] as const;
@@ -37,6 +37,17 @@ export const MonitorSchedule = Type.Union(
 );
 export type MonitorSchedule = Static<typeof MonitorSchedule>;
 
+export const MonitorNotify = Type.Object(
+  {
+    email: Type.Optional(
+      Type.Array(Type.String({ format: 'email', maxLength: 254 }), { maxItems: 20, default: [], description: 'Addresses mailed each event through the SMTP server of the admin settings' }),
+    ),
+    slack_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Slack incoming webhook' }))),
+    teams_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Microsoft Teams incoming webhook or Workflows URL' }))),
+  },
+  { additionalProperties: false, description: 'Where monitor.changed, monitor.inconclusive and monitor.failed are told besides callback_url, text change first' },
+);
+
 const monitorFields = {
   name: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'A name to tell monitors apart' }))),
   schedule: MonitorSchedule,
@@ -60,6 +71,7 @@ const monitorFields = {
   pause_after_inconclusive: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),
   ),
+  notify: Type.Optional(MonitorNotify),
 };
 
 export const MonitorRequest = Type.Object(
@@ -118,6 +130,7 @@ export const Monitor = Type.Object(
     threshold: Type.Number(),
     mask_selectors: Type.Array(Type.String()),
     callback_url: Nullable(Type.String()),
+    notify: Type.Object({ email: Type.Array(Type.String()), slack_url: Nullable(Type.String()), teams_url: Nullable(Type.String()) }, { additionalProperties: false }),
     paused: Type.Boolean(),
     baseline: Type.Enum(['previous', 'pinned']),
     pinned_job_id: Nullable(JobId),

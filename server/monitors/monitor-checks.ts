@@ -13,7 +13,9 @@ import type { CheckRecord, CheckVerdict, MonitorRecord, TextChange } from '../st
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
+import type { MonitorEvent } from './monitor-event.js';
 import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
+import type { ChatNotifier } from './notify-chat.js';
 import { comparePictures } from './picture-diff.js';
 import { keptText, textChange } from './text-change.js';
 
@@ -32,6 +34,8 @@ export interface MonitorChecksDeps {
   paramsOf: (monitor: MonitorRecord) => Promise<CreateParams>;
   clock: Clock;
   log: Logger;
+  /** Sends the events to the monitors' Slack and Teams URLs. @default none: the webhook alone */
+  chat?: ChatNotifier;
 }
 
 /**
@@ -337,9 +341,8 @@ export class MonitorChecks {
       pixels_only?: boolean;
     },
   ): Promise<void> {
-    if (!monitor.callback_url) return;
     const base = monitor.base_url;
-    await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, {
+    const data: MonitorEvent['data'] = {
       // What was said differently first: it is what the person who set up the monitor reads.
       verdict: found.verdict ?? null,
       text_change: found.text_change ?? null,
@@ -356,7 +359,9 @@ export class MonitorChecks {
       baseline_screenshot_url: found.baseline?.image_file ? screenshotUrl(base, found.baseline.image_file) : null,
       diff_url: found.diff ? diffUrl(base, found.diff) : null,
       error: found.error,
-    });
+    };
+    if (monitor.callback_url) await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, data);
+    await this.deps.chat?.send(monitor, { type, data });
   }
 }
 

@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import { keepWhileFits, RUN_ONLY_FIELDS } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
+import type { CheckRecord, MonitorNotify, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
 import type { MonitorStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { MonitorChecks } from './monitor-checks.js';
@@ -69,6 +69,7 @@ export class MonitorService {
       schedule: input.schedule,
       threshold: input.threshold,
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
+      notify: notifyOf(input.notify),
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,
@@ -138,6 +139,7 @@ export class MonitorService {
     if (input.threshold !== undefined) change.threshold = input.threshold;
     if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
+    if (input.notify !== undefined) change.notify = notifyOf(input.notify);
     if (input.pause_after_inconclusive !== undefined) change.pause_after_inconclusive = input.pause_after_inconclusive;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
     if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -277,6 +279,12 @@ export class MonitorService {
 function unsplit(monitor: MonitorRecord, opened: Record<string, unknown>): { capture: Record<string, unknown>; maskSelectors: string[] } {
   const { mask_selectors: sealedMasks, ...sealed } = opened;
   return { capture: { ...monitor.request, ...sealed }, maskSelectors: (sealedMasks as string[] | undefined) ?? monitor.mask_selectors };
+}
+
+/** A monitor's notify as given, its URLs checked as a callback_url is (the egress policy decides at each send). */
+function notifyOf(given: MonitorRequest['notify']): MonitorNotify {
+  const url = (field: string, value: string | null | undefined) => (value ? httpUrl(`notify.${field}`, value) : null);
+  return { email: given?.email ?? [], slack_url: url('slack_url', given?.slack_url), teams_url: url('teams_url', given?.teams_url) };
 }
 
 /** The capture fields of a monitor request, as sent. */

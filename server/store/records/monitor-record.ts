@@ -3,6 +3,16 @@
 /** When a monitor runs: a cron expression (5 fields, in `timezone`, UTC by default), or every so many minutes. */
 export type MonitorSchedule = { cron: string; timezone?: string } | { every_minutes: number };
 
+/** Where a monitor's events are told besides its signed webhook. */
+export interface MonitorNotify {
+  /** Addresses mailed through the admin's SMTP server. */
+  email: string[];
+  /** A Slack incoming webhook. */
+  slack_url: string | null;
+  /** A Microsoft Teams incoming webhook (or a Teams Workflows URL). */
+  teams_url: string | null;
+}
+
 /** What a monitor compares each check with: the previous completed check, or the pinned one. */
 export type MonitorBaseline = 'previous' | 'pinned';
 
@@ -34,6 +44,8 @@ export interface MonitorRecord {
   /** Elements painted over in every picture; empty here while they are sealed apart (`sealed_options` names them). */
   mask_selectors: string[];
   callback_url: string | null;
+  /** Absent (monitors of earlier versions): nobody besides callback_url. */
+  notify?: MonitorNotify;
   paused: boolean;
   baseline: MonitorBaseline;
   /** The check compared with when `baseline` is `pinned`. */
