@@ -16,6 +16,7 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
     schedule: monitor.schedule,
     threshold: monitor.threshold,
     mask_selectors: monitor.mask_selectors,
+    mask_rects: monitor.mask_rects ?? [],
     callback_url: monitor.callback_url,
     notify: monitor.notify ?? { email: [], slack_url: null, teams_url: null },
     paused: monitor.paused,
@@ -45,6 +46,7 @@ export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
     inconclusive_codes: check.inconclusive_codes ?? [],
     text_change: check.text_change ?? null,
     pixels_only: check.pixels_only ?? false,
+    regions: check.regions ?? [],
     error: check.error && (check.runs ?? 1) > 1 ? `${check.error} (the same for ${check.runs} scheduled checks in a row since ${formatIsoSeconds(check.first_at ?? check.at)})` : check.error,
   };
 }

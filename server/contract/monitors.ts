@@ -7,7 +7,7 @@ import { MAX_CALLBACK_URL_LENGTH, ScreenshotRequest } from './v1.js';
 // that endpoint takes them) run on a schedule, each run compared with the one before.
 
 /** The fields of a monitor that are not capture fields. */
-export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive', 'notify'] as const;
+export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive', 'notify', 'mask_rects'] as const;
 
 /** The capture fields of a screenshot request a monitor does not take: its checks are always fresh, and it sends its own webhooks. */
 const NOT_FOR_MONITORS = ['cache_ttl', 'callback_url'] as const;
@@ -36,6 +36,28 @@ export const MonitorSchedule = Type.Union(
   { description: '`{cron, timezone?}` or `{every_minutes}`' },
 );
 export type MonitorSchedule = Static<typeof MonitorSchedule>;
+
+const Rect = {
+  x: Type.Number({ minimum: 0, maximum: 100_000 }),
+  y: Type.Number({ minimum: 0, maximum: 1_000_000 }),
+  width: Type.Number({ minimum: 1, maximum: 100_000 }),
+  height: Type.Number({ minimum: 1, maximum: 1_000_000 }),
+};
+const RectShape = Type.Object(Rect, { additionalProperties: false, description: 'A rectangle in CSS px' });
+
+export const MaskRect = Type.Object(
+  { ...Rect, tolerance: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Share of its pixels that may differ before they count; without it the rectangle is ignored' })) },
+  { additionalProperties: false },
+);
+
+export const ChangeRegion = Type.Object(
+  {
+    kind: Type.Enum(['changed', 'inserted', 'removed', 'moved']),
+    before: Nullable(RectShape),
+    after: Nullable(RectShape),
+  },
+  { additionalProperties: false, description: 'Where the picture changed: its rectangle in the baseline and in the new picture, CSS px; null where it has none' },
+);
 
 export const MonitorNotify = Type.Object(
   {
@@ -67,6 +89,9 @@ const monitorFields = {
   paused: Type.Optional(Type.Boolean({ default: false, description: 'A paused monitor runs no scheduled checks (a run asked for still runs)' })),
   baseline: Type.Optional(
     Type.Enum(['previous', 'pinned'], { default: 'previous', description: 'Compare with the previous completed check, or with the pinned one' }),
+  ),
+  mask_rects: Type.Optional(
+    Type.Array(MaskRect, { maxItems: 100, description: 'Rectangles (CSS px) left out of every comparison, or with tolerance counted only past that share of their pixels' }),
   ),
   pause_after_inconclusive: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),
@@ -105,6 +130,7 @@ const checkFindings = {
   // null when the text is the same, or nothing was compared.
   text_change: Nullable(TextChange),
   pixels_only: Type.Boolean({ description: 'Pixels changed and the text did not (an image, a colour, a layout shift)' }),
+  regions: Type.Array(ChangeRegion, { description: 'Where the picture changed (at most 50): rows inserted, removed or moved, and pixels changed in place' }),
 };
 
 const LastCheck = Type.Object(
@@ -129,6 +155,7 @@ export const Monitor = Type.Object(
     schedule: MonitorSchedule,
     threshold: Type.Number(),
     mask_selectors: Type.Array(Type.String()),
+    mask_rects: Type.Array(MaskRect),
     callback_url: Nullable(Type.String()),
     notify: Type.Object({ email: Type.Array(Type.String()), slack_url: Nullable(Type.String()), teams_url: Nullable(Type.String()) }, { additionalProperties: false }),
     paused: Type.Boolean(),

@@ -9,7 +9,7 @@ import { SerialByKey } from '../serial-by-key.js';
 import type { FileStore } from '../store/file-store.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { hasEnded, type JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
+import type { CheckRecord, CheckRegion, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
@@ -49,6 +49,9 @@ export const INCONCLUSIVE_CODES: readonly string[] = ['blank', 'truncated', 'htt
 
 /** A monitor pauses itself after this many inconclusive checks in a row unless it says otherwise. */
 export const DEFAULT_PAUSE_AFTER_INCONCLUSIVE = 5;
+
+/** Change regions a check keeps and tells at most (the diff picture shows them all). */
+export const MAX_CHECK_REGIONS = 50;
 
 /** Inconclusive checks passed over at most while looking for a baseline. */
 const MAX_SKIPPED_BASELINES = 50;
@@ -244,11 +247,13 @@ export class MonitorChecks {
     const baseline = monitor ? await this.baselineOf(monitor, check) : null;
     let difference: number | null = null;
     let diffFile: string | null = null;
+    let regions: CheckRegion[] = [];
     const picture = job.image_file ? await this.deps.files.readImage(job.image_file) : null;
     const before = baseline?.image_file ? await this.deps.files.readImage(baseline.image_file) : null;
     if (picture && before && job.image_file) {
-      const found = await comparePictures(before, picture);
+      const found = await comparePictures(before, picture, { masks: monitor?.mask_rects ?? [] });
       difference = found.difference;
+      regions = found.regions.slice(0, MAX_CHECK_REGIONS);
       if (found.diff) {
         diffFile = diffFileOf(job.image_file);
         await this.deps.files.writeImage(diffFile, found.diff);
@@ -258,7 +263,7 @@ export class MonitorChecks {
     const compared = difference !== null;
     const text_change = compared && kept !== null && typeof baseline!.text === 'string' ? textChange(baseline!.text, kept) : null;
     const verdict: CheckVerdict = changed === null ? 'first' : changed ? 'changed' : 'unchanged';
-    const findings = { verdict, inconclusive_codes: [], text_change, pixels_only: Boolean(changed) && text_change === null && kept !== null };
+    const findings = { verdict, inconclusive_codes: [], text_change, pixels_only: Boolean(changed) && text_change === null && kept !== null, regions };
     const settled = await this.deps.store.updateCheck(check._id, 'pending', {
       status: 'completed',
       changed,
@@ -280,7 +285,7 @@ export class MonitorChecks {
    * and the monitor paused at the pause_after_inconclusive-th in a row.
    */
   private async inconclusive(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord, codes: string[], text: string | null): Promise<void> {
-    const findings = { verdict: 'inconclusive' as const, inconclusive_codes: codes, text_change: null, pixels_only: false };
+    const findings = { verdict: 'inconclusive' as const, inconclusive_codes: codes, text_change: null, pixels_only: false, regions: [] };
     const settled = await this.deps.store.updateCheck(check._id, 'pending', {
       status: 'completed',
       changed: null,
@@ -339,6 +344,7 @@ export class MonitorChecks {
       inconclusive_codes?: string[];
       text_change?: TextChange | null;
       pixels_only?: boolean;
+      regions?: CheckRegion[];
     },
   ): Promise<void> {
     const base = monitor.base_url;
@@ -348,6 +354,7 @@ export class MonitorChecks {
       text_change: found.text_change ?? null,
       pixels_only: found.pixels_only ?? false,
       inconclusive_codes: found.inconclusive_codes ?? [],
+      regions: found.regions ?? [],
       monitor_id: monitor._id,
       name: monitor.name,
       url: job.url,

@@ -70,6 +70,7 @@ export class MonitorService {
       threshold: input.threshold,
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
       notify: notifyOf(input.notify),
+      mask_rects: input.mask_rects ?? [],
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,
@@ -140,6 +141,7 @@ export class MonitorService {
     if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
     if (input.notify !== undefined) change.notify = notifyOf(input.notify);
+    if (input.mask_rects !== undefined) change.mask_rects = input.mask_rects;
     if (input.pause_after_inconclusive !== undefined) change.pause_after_inconclusive = input.pause_after_inconclusive;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
     if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);

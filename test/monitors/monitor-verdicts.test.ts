@@ -48,6 +48,7 @@ interface Check {
   inconclusive_codes: string[];
   text_change: { added: string[]; removed: string[] } | null;
   pixels_only: boolean;
+  regions: Array<{ kind: string; before: Record<string, number> | null; after: Record<string, number> | null }>;
 }
 
 /** Runs a check now and waits until it is settled (its job ended and its comparison made). */
@@ -162,5 +163,21 @@ describe('changes said in words', () => {
     page.box = '#e0a020';
     const changed = await check(key, monitor.id);
     expect(changed).toMatchObject({ verdict: 'changed', changed: true, text_change: null, pixels_only: true });
+  });
+});
+
+describe('changes found where they are', () => {
+  it('lists the region of a changed box, and leaves out a masked rectangle', async () => {
+    const { key } = await server.account();
+    const monitor = await monitorOf(key, {});
+    const masked = await monitorOf(key, { mask_rects: [{ x: 90, y: 290, width: 220, height: 120 }], threshold: 0 });
+    await check(key, monitor.id);
+    await check(key, masked.id);
+    page.box = '#e0a020';
+    const changed = await check(key, monitor.id);
+    expect(changed.regions).toEqual([{ kind: 'changed', before: { x: 100, y: 300, width: 200, height: 100 }, after: { x: 100, y: 300, width: 200, height: 100 } }]);
+    expect(await check(key, masked.id)).toMatchObject({ verdict: 'unchanged', regions: [] });
+    const shown = await (await server.v1('GET', `/monitors/${masked.id}`, key)).json();
+    expect(shown.mask_rects).toEqual([{ x: 90, y: 290, width: 220, height: 120 }]);
   });
 });

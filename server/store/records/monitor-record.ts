@@ -3,6 +3,26 @@
 /** When a monitor runs: a cron expression (5 fields, in `timezone`, UTC by default), or every so many minutes. */
 export type MonitorSchedule = { cron: string; timezone?: string } | { every_minutes: number };
 
+/** A rectangle in CSS px. */
+export interface RectRecord {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A rectangle of a monitor's pictures left out of the comparison, or (with `tolerance`) counted only past that share of its pixels. */
+export interface MaskRectRecord extends RectRecord {
+  tolerance?: number;
+}
+
+/** Where a check's picture changed against its baseline, in CSS px of each picture. */
+export interface CheckRegion {
+  kind: 'changed' | 'inserted' | 'removed' | 'moved';
+  before: RectRecord | null;
+  after: RectRecord | null;
+}
+
 /** Where a monitor's events are told besides its signed webhook. */
 export interface MonitorNotify {
   /** Addresses mailed through the admin's SMTP server. */
@@ -43,6 +63,8 @@ export interface MonitorRecord {
   threshold: number;
   /** Elements painted over in every picture; empty here while they are sealed apart (`sealed_options` names them). */
   mask_selectors: string[];
+  /** Rectangles left out of every comparison (or counted past their tolerance). Absent: none. */
+  mask_rects?: MaskRectRecord[];
   callback_url: string | null;
   /** Absent (monitors of earlier versions): nobody besides callback_url. */
   notify?: MonitorNotify;
@@ -116,6 +138,8 @@ export interface CheckRecord {
   text_change?: TextChange | null;
   /** Pixels changed and the text did not (an image, a colour, a layout shift). */
   pixels_only?: boolean;
+  /** Where the picture changed, at most MAX_CHECK_REGIONS. Absent: none. */
+  regions?: CheckRegion[];
   /**
    * Of a check without a job (skipped, or failed before its job was made): how many scheduled
    * occurrences in a row it stands for, the latest at `at` and the first at `first_at`; one
