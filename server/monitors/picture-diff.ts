@@ -240,13 +240,15 @@ function toCss(rect: Rect | null, scale: number): Rect | null {
 
 function countMarked(marks: Uint8Array): number {
   let n = 0;
-  for (const mark of marks) if (mark !== Mark.Same) n++;
+  for (let i = 0; i < marks.length; i++) if (marks[i] !== Mark.Same) n++;
   return n;
 }
 
 const GREEN: [number, number, number] = [0, 170, 60];
 const ORANGE: [number, number, number] = [255, 140, 0];
 const BLUE: [number, number, number] = [40, 90, 255];
+/** How much green is laid over an inserted row. */
+const INSERTED_TINT = 0.6;
 /** How thick a removal's bar and a moved block's outline are drawn, in picture px. */
 const STROKE = 3;
 
@@ -254,14 +256,22 @@ const STROKE = 3;
 async function drawDiff(after: Picture, found: Comparison): Promise<Buffer> {
   const { width, height } = after;
   const output = Buffer.alloc(width * height * 4);
-  for (let p = 0, i = 0; p < width * height; p++, i += 4) {
-    const mark = found.marks[p];
-    const grey = faded(after.data, i);
-    const colour = mark === Mark.Changed ? RED : mark === Mark.Inserted ? blend(grey, GREEN, 0.6) : [grey, grey, grey];
-    output[i] = colour[0]!;
-    output[i + 1] = colour[1]!;
-    output[i + 2] = colour[2]!;
-    output[i + 3] = 255;
+  for (let top = 0; top < height; top += BAND_ROWS) {
+    for (let p = top * width, end = Math.min(height, top + BAND_ROWS) * width; p < end; p++) {
+      const i = p * 4;
+      const mark = found.marks[p];
+      const grey = faded(after.data, i);
+      if (mark === Mark.Same) {
+        output[i] = output[i + 1] = output[i + 2] = grey;
+      } else {
+        const colour = mark === Mark.Changed ? RED : GREEN;
+        const amount = mark === Mark.Changed ? 1 : INSERTED_TINT;
+        for (let c = 0; c < 3; c++) output[i + c] = Math.round(grey * (1 - amount) + colour[c]! * amount);
+      }
+      output[i + 3] = 255;
+    }
+    // As in matchInBands: a tall picture does not hold the event loop while it is drawn.
+    await new Promise((resolve) => setImmediate(resolve));
   }
   for (const block of found.blocks) {
     if (block.kind === 'removed') fill(output, width, { x: 0, y: Math.max(0, block.after - 1), width, height: STROKE }, ORANGE);
@@ -273,18 +283,14 @@ async function drawDiff(after: Picture, found: Comparison): Promise<Buffer> {
 /** A pixel as pixelmatch fades it under its marks: its brightness, mostly washed to white. */
 function faded(data: Uint8Array, i: number): number {
   const y = data[i]! * 0.29889531 + data[i + 1]! * 0.58662247 + data[i + 2]! * 0.11448223;
-  return Math.round(255 + ((y - 255) * FADE * data[i + 3]!) / 255);
-}
-
-function blend(grey: number, over: [number, number, number], amount: number): number[] {
-  return over.map((c) => Math.round(grey * (1 - amount) + c * amount));
+  return 255 + ((y - 255) * FADE * data[i + 3]!) / 255;
 }
 
 function fill(output: Buffer, width: number, rect: Rect, colour: [number, number, number]): void {
   const height = output.length / 4 / width;
-  for (let y = Math.max(0, rect.y); y < Math.min(height, rect.y + rect.height); y++) {
-    for (let x = Math.max(0, rect.x); x < Math.min(width, rect.x + rect.width); x++) {
-      const i = (y * width + x) * 4;
+  const [x0, x1] = [Math.max(0, rect.x), Math.min(width, rect.x + rect.width)];
+  for (let y = Math.max(0, rect.y), end = Math.min(height, rect.y + rect.height); y < end; y++) {
+    for (let i = (y * width + x0) * 4, last = (y * width + x1) * 4; i < last; i += 4) {
       output[i] = colour[0];
       output[i + 1] = colour[1];
       output[i + 2] = colour[2];
