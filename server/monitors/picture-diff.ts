@@ -123,14 +123,35 @@ async function compareAligned(before: Picture, after: Picture): Promise<Comparis
     b = run.before + run.rows;
     a = run.after + run.rows;
   }
+  const changes = blocks.filter((block) => !plainSpace(block, before, after));
   const marks = new Uint8Array(width * after.height);
   let removedPixels = 0;
-  for (const block of blocks) {
+  for (const block of changes) {
     if (block.kind === 'inserted') marks.fill(Mark.Inserted, block.after * width, (block.after + block.afterRows) * width);
     if (block.kind === 'removed') removedPixels += block.beforeRows * width;
     if (block.kind === 'changed') markChanged(await matchRows(before, after, block), marks, block.after * width);
   }
-  return { marks, blocks, removedPixels, wholly: false };
+  return { marks, blocks: changes, removedPixels, wholly: false };
+}
+
+/**
+ * Inserted or removed rows that are all plain (each row one colour): the page's empty space grew
+ * or shrank, as when content grows into the white below it on a page shorter than the viewport.
+ * Not a change: what moved is reported as moved.
+ */
+function plainSpace(block: Block, before: Picture, after: Picture): boolean {
+  if (block.kind === 'inserted') return plainRows(after, block.after, block.afterRows);
+  if (block.kind === 'removed') return plainRows(before, block.before, block.beforeRows);
+  return false;
+}
+
+function plainRows(picture: Picture, top: number, rows: number): boolean {
+  const { data, width } = picture;
+  for (let y = top; y < top + rows; y++) {
+    const first = y * width * 4;
+    for (let i = first + 4, end = first + width * 4; i < end; i++) if (data[i] !== data[first + ((i - first) % 4)]) return false;
+  }
+  return true;
 }
 
 /** The rows between two runs: changed where both pictures have rows, the rest inserted or removed. */

@@ -66,6 +66,20 @@ describe('comparePictures, rows aligned first', () => {
     expect(shorter.regions.map((r) => [r.kind, r.after])).toEqual([['removed', null]]);
   });
 
+  it('does not count the white below a page shorter than its viewport, pushed out by a block inserted above it', async () => {
+    // Both pictures 600 px tall (the viewport): the new block pushes 40 px of white off the bottom.
+    const content = await page(PARAGRAPHS.slice(0, 8));
+    const tall = (png: Buffer) => sharp(png).extend({ bottom: 600 - 10 - PARAGRAPHS.slice(0, 8).reduce((n, bar) => n + bar.height + 10, 0), background: '#fff' }).png().toBuffer();
+    const before = await tall(content);
+    const after = await sharp(await page([PARAGRAPHS[0]!, { height: 30, colour: '#06c', width: 300 }, ...PARAGRAPHS.slice(1, 8)]))
+      .extend({ bottom: 600 - 10 - 40 - PARAGRAPHS.slice(0, 8).reduce((n, bar) => n + bar.height + 10, 0), background: '#fff' })
+      .png()
+      .toBuffer();
+    const found = await comparePictures(before, after);
+    expect(found.regions.map((r) => r.kind)).toEqual(['inserted', 'moved']);
+    expect(found.difference).toBeCloseTo((40 * WIDTH) / (600 * WIDTH), 6);
+  });
+
   it('finds a change in place below an inserted block at its place in both pictures', async () => {
     const changedBars = PARAGRAPHS.map((bar, i) => (i === 20 ? { ...bar, colour: '#f80' } : bar));
     const before = await page(PARAGRAPHS);
