@@ -16,6 +16,7 @@ import type { WebhookService } from '../webhooks/webhook-service.js';
 import type { MonitorEvent } from './monitor-event.js';
 import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import type { ChatNotifier } from './notify-chat.js';
+import type { EmailNotifier } from './notify-email.js';
 import { comparePictures } from './picture-diff.js';
 import { keptText, textChange } from './text-change.js';
 
@@ -36,6 +37,8 @@ export interface MonitorChecksDeps {
   log: Logger;
   /** Sends the events to the monitors' Slack and Teams URLs. @default none: the webhook alone */
   chat?: ChatNotifier;
+  /** Mails the events to the monitors' notify.email addresses. @default none */
+  email?: EmailNotifier;
 }
 
 /**
@@ -369,6 +372,10 @@ export class MonitorChecks {
     };
     if (monitor.callback_url) await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, data);
     await this.deps.chat?.send(monitor, { type, data });
+    if (this.deps.email && monitor.notify?.email.length) {
+      const diff = found.diff ? await this.deps.files.readImage(diffFileOf(found.diff)) : null;
+      await this.deps.email.send(monitor, { type, data }, { diff });
+    }
   }
 }
 

@@ -1,18 +1,22 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from './changing-page.js';
 
-// A monitor's notifications to Slack and Teams incoming webhooks, received on loopback.
+// A monitor's notifications to Slack and Teams incoming webhooks and by e-mail, received on loopback.
 
 let server: TestServer;
 let page: ChangingPage;
 let receiver: http.Server;
 let base: string;
 const received: Array<{ path: string; contentType: string | undefined; body: Record<string, unknown> }> = [];
+let smtp: SMTPServer;
+let smtpPort: number;
+const mails: Array<{ to: string[]; user: string | undefined; raw: string }> = [];
 
 beforeAll(async () => {
   page = await startChangingPage();
@@ -28,9 +32,26 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  smtp = new SMTPServer({
+    disabledCommands: ['STARTTLS'],
+    allowInsecureAuth: true,
+    onAuth: (auth, _session, callback) =>
+      auth.username === 'monitors' && auth.password === 'smtp-secret' ? callback(null, { user: auth.username }) : callback(new Error('bad credentials')),
+    onData: (stream, session, callback) => {
+      let raw = '';
+      stream.on('data', (d: Buffer) => (raw += d.toString('utf8')));
+      stream.on('end', () => {
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), user: session.user as string | undefined, raw });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  smtpPort = (smtp.server.address() as AddressInfo).port;
 });
 afterAll(async () => {
   await server?.close();
+  await new Promise((resolve) => smtp?.close(() => resolve(undefined)));
   await page?.close();
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
@@ -100,5 +121,32 @@ describe('notifications of a monitor', () => {
     const res = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, notify: { slack_url: 'ftp://example.test/x' } });
     expect(res.status).toBe(400);
     expect((await res.json()).message).toContain('notify.slack_url');
+  });
+
+  it('mails the price change through the SMTP server of the settings, with the regions and the diff picture attached', async () => {
+    const saved = await server.admin('PUT', '/settings', {
+      smtp: { host: '127.0.0.1', port: smtpPort, secure: false, username: 'monitors', password: 'smtp-secret', from: 'monitors@example.test' },
+    });
+    expect(saved.status).toBe(200);
+    const read = (await server.admin('GET', '/settings')).body.smtp;
+    expect(read).toEqual({ host: '127.0.0.1', port: smtpPort, secure: false, username: 'monitors', from: 'monitors@example.test', has_password: true });
+    expect(JSON.stringify((await server.admin('GET', '/settings')).body)).not.toContain('smtp-secret');
+
+    const { key } = await server.account();
+    const monitor = await (
+      await server.v1('POST', '/monitors', key, { url: page.url, name: 'Shop', schedule: { every_minutes: 600 }, threshold: 0, notify: { email: ['team@example.test'] } })
+    ).json();
+    page.price = '49';
+    await check(key, monitor.id);
+    page.price = '59';
+    await check(key, monitor.id);
+
+    const mail = await until(() => mails[0]);
+    expect(mail).toMatchObject({ to: ['team@example.test'], user: 'monitors' });
+    expect(mail.raw).toContain('Subject: Changed: Shop');
+    expect(mail.raw).toMatch(/\+ Price: 59 EUR\r?\n- Price: 49 EUR/);
+    expect(mail.raw).toMatch(/Content-Type: image\/png; name=diff\.png/);
+    expect(mail.raw).toMatch(/Content-Type: application\/json; name=regions\.json/);
+    expect(mails).toHaveLength(1);
   });
 });
