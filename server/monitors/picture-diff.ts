@@ -12,7 +12,8 @@ export interface PictureDifference {
   difference: number;
   /**
    * The diff picture (PNG) over a faded copy of the new picture: changed pixels red, inserted rows
-   * green, a removal an orange bar where the rows were, moved rows outlined blue; null when none differ.
+   * green, a changed region framed magenta, a removal an orange bar where the rows were, moved rows
+   * a blue bar down the left edge; null when none differ.
    */
   diff: Buffer | null;
   /** Where the changes are, from the top of the page, in CSS px (picture px / `scale`). */
@@ -80,11 +81,12 @@ export async function comparePictures(baseline: Buffer, current: Buffer, options
   const found = before.width === after.width ? await compareAligned(before, after) : otherWidth(before, after);
   const scale = options.scale ?? 1;
   for (const mask of options.masks ?? []) applyMask(found, after.width, mask, scale);
-  const regions = regionsOf(found, after.width).map((region) => ({ kind: region.kind, before: toCss(region.before, scale), after: toCss(region.after, scale) }));
+  const inPixels = regionsOf(found, after.width);
+  const regions = inPixels.map((region) => ({ kind: region.kind, before: toCss(region.before, scale), after: toCss(region.after, scale) }));
   const differing = countMarked(found.marks) + found.removedPixels;
   const difference = found.wholly ? 1 : differing / (after.width * Math.max(before.height, after.height));
   if (difference === 0) return { difference: 0, diff: null, regions };
-  return { difference, diff: await drawDiff(after, found), regions };
+  return { difference, diff: await drawDiff(after, found, inPixels), regions };
 }
 
 /** Where a pixel of the new picture stands in the comparison. */
@@ -268,13 +270,16 @@ function countMarked(marks: Uint8Array): number {
 const GREEN: [number, number, number] = [0, 170, 60];
 const ORANGE: [number, number, number] = [255, 140, 0];
 const BLUE: [number, number, number] = [40, 90, 255];
+const MAGENTA: [number, number, number] = [220, 0, 220];
+/** How far from a changed region its frame is drawn, in picture px: clear of the pixels it frames. */
+const FRAME_GAP = 3;
 /** How much green is laid over an inserted row. */
-const INSERTED_TINT = 0.6;
-/** How thick a removal's bar and a moved block's outline are drawn, in picture px. */
+const INSERTED_TINT = 0.45;
+/** How thick a removal's bar and a moved block's bar are drawn, in picture px. */
 const STROKE = 3;
 
 /** The diff picture: the new picture faded to grey, then the marks and the regions drawn over it. */
-async function drawDiff(after: Picture, found: Comparison): Promise<Buffer> {
+async function drawDiff(after: Picture, found: Comparison, regions: ChangeRegion[]): Promise<Buffer> {
   const { width, height } = after;
   const output = Buffer.alloc(width * height * 4);
   for (let top = 0; top < height; top += BAND_ROWS) {
@@ -296,8 +301,9 @@ async function drawDiff(after: Picture, found: Comparison): Promise<Buffer> {
   }
   for (const block of found.blocks) {
     if (block.kind === 'removed') fill(output, width, { x: 0, y: Math.max(0, block.after - 1), width, height: STROKE }, ORANGE);
-    if (block.kind === 'same' && block.before !== block.after) outline(output, width, block.after, block.afterRows, BLUE);
+    if (block.kind === 'same' && block.before !== block.after) fill(output, width, { x: 0, y: block.after, width: STROKE, height: block.afterRows }, BLUE);
   }
+  for (const region of regions) if (region.kind === 'changed' && !found.wholly) frame(output, width, region.after!, MAGENTA);
   return sharp(output, { raw: { width, height, channels: 4 } }).png({ compressionLevel: 6 }).toBuffer();
 }
 
@@ -319,13 +325,18 @@ function fill(output: Buffer, width: number, rect: Rect, colour: [number, number
   }
 }
 
-function outline(output: Buffer, width: number, top: number, rows: number, colour: [number, number, number]): void {
-  const stroke = Math.min(STROKE, rows);
-  fill(output, width, { x: 0, y: top, width, height: stroke }, colour);
-  fill(output, width, { x: 0, y: top + rows - stroke, width, height: stroke }, colour);
-  fill(output, width, { x: 0, y: top, width: stroke, height: rows }, colour);
-  fill(output, width, { x: width - stroke, y: top, width: stroke, height: rows }, colour);
+/** A one-pixel frame FRAME_GAP px around a rectangle. */
+function frame(output: Buffer, width: number, rect: Rect, colour: [number, number, number]): void {
+  const x = rect.x - FRAME_GAP;
+  const y = rect.y - FRAME_GAP;
+  const w = rect.width + 2 * FRAME_GAP;
+  const h = rect.height + 2 * FRAME_GAP;
+  fill(output, width, { x, y, width: w, height: 1 }, colour);
+  fill(output, width, { x, y: y + h - 1, width: w, height: 1 }, colour);
+  fill(output, width, { x, y, width: 1, height: h }, colour);
+  fill(output, width, { x: x + w - 1, y, width: 1, height: h }, colour);
 }
+
 
 /**
  * pixelmatch over bands of BAND_ROWS rows (each with BAND_MARGIN rows of context), yielding to
