@@ -29,7 +29,7 @@ beforeAll(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 });
 afterEach(() => {
-  Object.assign(page, { drawn: 'whole', price: '49', clock: true, box: '#2060c0' });
+  Object.assign(page, { drawn: 'whole', price: null, clock: true, box: '#2060c0' });
 });
 afterAll(async () => {
   await server?.close();
@@ -146,6 +146,7 @@ describe('changes said in words', () => {
     page.clock = false;
     // Two digits are a few hundred pixels, under the default threshold.
     const monitor = await monitorOf(key, { mask_selectors: [], threshold: 0 });
+    page.price = '49';
     await check(key, monitor.id);
     page.price = '59';
     const changed = await check(key, monitor.id);
