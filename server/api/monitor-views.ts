@@ -17,6 +17,8 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
     threshold: monitor.threshold,
     mask_selectors: monitor.mask_selectors,
     mask_rects: monitor.mask_rects ?? [],
+    propose_masks: monitor.propose_masks ?? false,
+    proposed_masks: monitor.proposed_masks ?? [],
     callback_url: monitor.callback_url,
     notify: monitor.notify ?? { email: [], slack_url: null, teams_url: null },
     paused: monitor.paused,

@@ -7,7 +7,7 @@ import { MAX_CALLBACK_URL_LENGTH, ScreenshotRequest } from './v1.js';
 // that endpoint takes them) run on a schedule, each run compared with the one before.
 
 /** The fields of a monitor that are not capture fields. */
-export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive', 'notify', 'mask_rects'] as const;
+export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive', 'notify', 'mask_rects', 'propose_masks'] as const;
 
 /** The capture fields of a screenshot request a monitor does not take: its checks are always fresh, and it sends its own webhooks. */
 const NOT_FOR_MONITORS = ['cache_ttl', 'callback_url'] as const;
@@ -93,6 +93,9 @@ const monitorFields = {
   mask_rects: Type.Optional(
     Type.Array(MaskRect, { maxItems: 100, description: 'Rectangles (CSS px) left out of every comparison, or with tolerance counted only past that share of their pixels' }),
   ),
+  propose_masks: Type.Optional(
+    Type.Boolean({ default: false, description: 'Capture the first baseline twice, a few seconds apart, and propose masks (proposed_masks) where the two differ: clocks, carousels, live counters' }),
+  ),
   pause_after_inconclusive: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),
   ),
@@ -156,6 +159,8 @@ export const Monitor = Type.Object(
     threshold: Type.Number(),
     mask_selectors: Type.Array(Type.String()),
     mask_rects: Type.Array(MaskRect),
+    propose_masks: Type.Boolean(),
+    proposed_masks: Type.Array(RectShape, { description: 'Masks proposed from the first baseline, read-only: POST …/proposed-masks/accept makes them mask_rects, …/reject drops them' }),
     callback_url: Nullable(Type.String()),
     notify: Type.Object({ email: Type.Array(Type.String()), slack_url: Nullable(Type.String()), teams_url: Nullable(Type.String()) }, { additionalProperties: false }),
     paused: Type.Boolean(),

@@ -18,6 +18,7 @@ import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import type { ChatNotifier } from './notify-chat.js';
 import type { EmailNotifier } from './notify-email.js';
 import { comparePictures } from './picture-diff.js';
+import { proposeMasks } from './proposed-masks.js';
 import { keptText, textChange } from './text-change.js';
 
 /** Charges an account for `count` new jobs around their creation (QuotaService.chargeFor). */
@@ -56,6 +57,9 @@ export const DEFAULT_PAUSE_AFTER_INCONCLUSIVE = 5;
 /** Change regions a check keeps and tells at most (the diff picture shows them all). */
 export const MAX_CHECK_REGIONS = 50;
 
+/** Time between the two captures of a first baseline whose differences are proposed as masks. */
+export const MASK_PROBE_DELAY_MS = 2_000;
+
 /** Inconclusive checks passed over at most while looking for a baseline. */
 const MAX_SKIPPED_BASELINES = 50;
 
@@ -82,6 +86,8 @@ export class MonitorChecks {
   /** Comparisons under way, which stop() waits for. */
   private readonly settling = new Set<Promise<void>>();
   private stopped = false;
+  /** Second captures of first baselines waiting for their time, by monitor (one for all its devices); stop() cancels them. */
+  private readonly probes = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly deps: MonitorChecksDeps) {}
 
@@ -94,7 +100,7 @@ export class MonitorChecks {
    * asked for with a key (`keyId`, the caller's) is a job of that key, a scheduled one of the
    * monitor's. The monitor of an account that is gone is paused.
    */
-  async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id): Promise<JobRecord[]> {
+  async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id, maskProbe = false): Promise<JobRecord[]> {
     let jobs: JobRecord[];
     try {
       const account = await this.deps.accounts.get(monitor.account_id);
@@ -135,6 +141,7 @@ export class MonitorChecks {
         diff_file: null,
         error: null,
         occurrence,
+        ...(maskProbe ? { mask_probe: true } : {}),
       });
       // The job may have ended before its check was stored: its end found no check then.
       const now = await this.deps.jobs.find(job._id);
@@ -162,6 +169,8 @@ export class MonitorChecks {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const probe of this.probes.values()) clearTimeout(probe);
+    this.probes.clear();
     await Promise.all([...this.settling]);
   }
 
@@ -279,7 +288,25 @@ export class MonitorChecks {
     });
     if (!settled || !monitor) return;
     if (monitor.failing || monitor.inconclusive_streak) await this.deps.store.update(monitor._id, { failing: false, inconclusive_streak: 0 });
+    if (verdict === 'first' && monitor.propose_masks && monitor.proposed_masks === undefined) this.probeLater(monitor, job.key_id);
+    if (check.mask_probe) {
+      if (picture && before) await this.deps.store.update(monitor._id, { proposed_masks: await proposeMasks(before, picture) });
+      return;
+    }
     if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
+  }
+
+  /** Takes the first baseline's second capture MASK_PROBE_DELAY_MS from now, as a run asked for; a refusal is logged. */
+  private probeLater(monitor: MonitorRecord, keyId: string): void {
+    if (this.probes.has(monitor._id)) return;
+    const probe = setTimeout(() => {
+      this.probes.delete(monitor._id);
+      if (this.stopped) return;
+      this.start(monitor, null, keyId, true).catch((err: unknown) =>
+        this.deps.log.info({ monitor_id: monitor._id, err: (err as Error).message }, 'could not capture the first baseline again to propose masks'),
+      );
+    }, MASK_PROBE_DELAY_MS);
+    this.probes.set(monitor._id, probe);
   }
 
   /**

@@ -15,6 +15,9 @@ import type { MonitorChecks } from './monitor-checks.js';
 import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import { checkSchedule, nextOccurrence } from './schedule.js';
 
+/** Rectangle masks a monitor keeps at most (as mask_rects takes). */
+const MAX_MASK_RECTS = 100;
+
 /** Capture fields whose values are kept sealed and never shown: as for a job's secrets. */
 const SECRET_FIELDS = ['headers', 'cookies', 'http_auth', 'html'] as const;
 
@@ -71,6 +74,7 @@ export class MonitorService {
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
       notify: notifyOf(input.notify),
       mask_rects: input.mask_rects ?? [],
+      propose_masks: input.propose_masks ?? false,
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,
@@ -142,6 +146,7 @@ export class MonitorService {
     if (input.baseline !== undefined) change.baseline = input.baseline;
     if (input.notify !== undefined) change.notify = notifyOf(input.notify);
     if (input.mask_rects !== undefined) change.mask_rects = input.mask_rects;
+    if (input.propose_masks !== undefined) change.propose_masks = input.propose_masks;
     if (input.pause_after_inconclusive !== undefined) change.pause_after_inconclusive = input.pause_after_inconclusive;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
     if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -199,6 +204,17 @@ export class MonitorService {
     if (check.status !== 'completed') throw new ValidationError(`only a completed check can be pinned; this one is ${check.status}`, 'job_id');
     if (check.verdict === 'inconclusive') throw new ValidationError('an inconclusive check cannot be pinned: its picture could not be trusted', 'job_id');
     const updated = await this.deps.store.update(monitor._id, { baseline: 'pinned', pinned_job_id: check._id, updated_at: this.deps.clock.now() });
+    if (!updated) throw new NotFoundError('monitor', id);
+    return updated;
+  }
+
+  /** Makes the proposed masks rectangle masks (`accept`), or drops them; either way none are proposed after. */
+  async decideProposedMasks(accountId: string, id: string, accept: boolean): Promise<MonitorRecord> {
+    const monitor = await this.get(accountId, id);
+    const proposed = monitor.proposed_masks ?? [];
+    const change: Partial<MonitorRecord> = { proposed_masks: [], updated_at: this.deps.clock.now() };
+    if (accept) change.mask_rects = [...(monitor.mask_rects ?? []), ...proposed].slice(0, MAX_MASK_RECTS);
+    const updated = await this.deps.store.update(monitor._id, change);
     if (!updated) throw new NotFoundError('monitor', id);
     return updated;
   }

@@ -70,15 +70,15 @@ async function check(key: string, monitorId: string): Promise<Check> {
 const monitorOf = async (key: string, body: Record<string, unknown>) => {
   const res = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, callback_url: hookUrl, mask_selectors: ['#clock'], ...body });
   expect(res.status).toBe(201);
-  return (await res.json()) as { id: string };
+  return (await res.json()) as { id: string; propose_masks: boolean; proposed_masks: unknown[] };
 };
 
 const eventsOf = (monitorId: string, type: string) => received.filter((r) => r.type === type && r.data.monitor_id === monitorId);
 
-async function until<T>(get: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+async function until<T>(get: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = get();
+    const value = await get();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 100));
@@ -180,5 +180,32 @@ describe('changes found where they are', () => {
     expect(await check(key, masked.id)).toMatchObject({ verdict: 'unchanged', regions: [] });
     const shown = await (await server.v1('GET', `/monitors/${masked.id}`, key)).json();
     expect(shown.mask_rects).toEqual([{ x: 90, y: 290, width: 220, height: 120 }]);
+  });
+});
+
+describe('masks proposed from the first baseline', () => {
+  it('captures the first baseline again and proposes a mask over the live clock, which accept makes a rectangle mask', async () => {
+    const { key } = await server.account();
+    const monitor = await monitorOf(key, { mask_selectors: [], propose_masks: true, threshold: 0 });
+    expect(monitor).toMatchObject({ propose_masks: true, proposed_masks: [] });
+    const first = await check(key, monitor.id);
+    expect(first.verdict).toBe('first');
+    const shown = await until(async () => {
+      const m = await (await server.v1('GET', `/monitors/${monitor.id}`, key)).json();
+      return m.proposed_masks.length ? m : undefined;
+    });
+    // The clock's digits are in a 240 × 60 box at (600, 300): one mask over them (8 px of padding), and none elsewhere.
+    expect(shown.proposed_masks).toHaveLength(1);
+    const [mask] = shown.proposed_masks;
+    expect(mask.x).toBeGreaterThanOrEqual(592);
+    expect(mask.y).toBeGreaterThanOrEqual(292);
+    expect(mask.x + mask.width).toBeLessThanOrEqual(848);
+    expect(mask.y + mask.height).toBeLessThanOrEqual(368);
+    // The second capture sends nothing.
+    expect(eventsOf(monitor.id, 'monitor.changed')).toEqual([]);
+
+    const accepted = await (await server.v1('POST', `/monitors/${monitor.id}/proposed-masks/accept`, key)).json();
+    expect(accepted).toMatchObject({ proposed_masks: [], mask_rects: [mask] });
+    expect(await check(key, monitor.id)).toMatchObject({ verdict: 'unchanged', difference: 0 });
   });
 });

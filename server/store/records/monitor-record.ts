@@ -65,6 +65,10 @@ export interface MonitorRecord {
   mask_selectors: string[];
   /** Rectangles left out of every comparison (or counted past their tolerance). Absent: none. */
   mask_rects?: MaskRectRecord[];
+  /** Capture the first baseline twice, a few seconds apart, and propose masks where they differ. Absent (earlier versions): false. */
+  propose_masks?: boolean;
+  /** Masks proposed from the first baseline's two captures, to accept or reject; absent until proposed. */
+  proposed_masks?: RectRecord[];
   callback_url: string | null;
   /** Absent (monitors of earlier versions): nobody besides callback_url. */
   notify?: MonitorNotify;
@@ -140,6 +144,8 @@ export interface CheckRecord {
   pixels_only?: boolean;
   /** Where the picture changed, at most MAX_CHECK_REGIONS. Absent: none. */
   regions?: CheckRegion[];
+  /** The second capture of a first baseline, taken to propose masks: it sends no event. */
+  mask_probe?: boolean;
   /**
    * Of a check without a job (skipped, or failed before its job was made): how many scheduled
    * occurrences in a row it stands for, the latest at `at` and the first at `first_at`; one
