@@ -1,5 +1,7 @@
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +133,10 @@ describe('notifications of a monitor', () => {
     const read = (await server.admin('GET', '/settings')).body.smtp;
     expect(read).toEqual({ host: '127.0.0.1', port: smtpPort, secure: false, username: 'monitors', from: 'monitors@example.test', has_password: true });
     expect(JSON.stringify((await server.admin('GET', '/settings')).body)).not.toContain('smtp-secret');
+    // Stored sealed, never in clear.
+    const stored = await fs.readFile(path.join(server.dataDir, 'settings.db'), 'utf8');
+    expect(stored).toContain('smtp_password_sealed');
+    expect(stored).not.toContain('smtp-secret');
 
     const { key } = await server.account();
     const monitor = await (
