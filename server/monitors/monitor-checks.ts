@@ -273,9 +273,11 @@ export class MonitorChecks {
     }
     const changed = difference === null || !monitor ? null : difference > monitor.threshold;
     const compared = difference !== null;
-    const text_change = compared && kept !== null && typeof baseline!.text === 'string' ? textChange(baseline!.text, kept) : null;
+    // Both texts are needed to say anything of it (a baseline of an earlier version kept none).
+    const textCompared = compared && kept !== null && typeof baseline!.text === 'string';
+    const text_change = textCompared ? textChange(baseline!.text!, kept) : null;
     const verdict: CheckVerdict = changed === null ? 'first' : changed ? 'changed' : 'unchanged';
-    const findings = { verdict, inconclusive_codes: [], text_change, pixels_only: Boolean(changed) && text_change === null && kept !== null, regions };
+    const findings = { verdict, inconclusive_codes: [], text_change, pixels_only: Boolean(changed) && textCompared && text_change === null, regions };
     const settled = await this.deps.store.updateCheck(check._id, 'pending', {
       status: 'completed',
       changed,
