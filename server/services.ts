@@ -35,6 +35,8 @@ import { ServiceMetrics } from './metrics/service-metrics.js';
 import { MonitorChecks } from './monitors/monitor-checks.js';
 import { MonitorScheduler } from './monitors/monitor-scheduler.js';
 import { MonitorService } from './monitors/monitor-service.js';
+import { ChatNotifier } from './monitors/notify-chat.js';
+import { EmailNotifier } from './monitors/notify-email.js';
 import { type LifecycleStep, startSteps, stopSteps } from './service-lifecycle.js';
 import { serviceSoftware } from './service-version.js';
 import { allowedRanges, settingsFromConfig,SettingsService } from './settings.js';
@@ -209,7 +211,11 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
     jobEnds.subscribe((job) => jobs.ended(job));
     const batches = new BatchService({ store: stores.batches, jobs, queue, secrets, clock, log, onEnded: batchEndWebhook(webhooks, log) });
     jobEnds.subscribe((job) => batches.jobEnded(job));
-    const { monitors, monitorChecks, scheduler } = buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs });
+    const { monitors, monitorChecks, scheduler } = buildMonitors({
+      stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs: deps.monitorPollMs,
+      chat: new ChatNotifier({ policy: egress, scopeOf: (monitor) => keys.networkScope(monitor.key_id), ca: nodeCa(authorities), log: log.child({ component: 'monitors' }) }),
+      email: new EmailNotifier({ settings, log: log.child({ component: 'monitors' }) }),
+    });
     jobEnds.subscribe((job) => monitorChecks.jobEnded(job));
     const retention = new Retention({ stores, files, settings, clock, log: log.child({ component: 'retention' }) });
     metrics.watch({
@@ -298,6 +304,7 @@ async function openStorage(config: Readonly<Config>, clock: Clock, log: Logger, 
   if (cluster) await proveFilesShared(files.markers(), stores.shared);
   const adminToken = cluster ? await sharedAdminToken(stores.shared, config.dataDir) : loadOrCreateAdminToken(config.dataDir);
   const secrets = cluster ? await SecretBox.shared(stores.shared, config.dataDir) : SecretBox.forDataDir(config.dataDir);
+  settings.sealWith(secrets);
   const evidenceKey = cluster ? await EvidenceKey.shared(stores.shared, config.dataDir) : EvidenceKey.forDataDir(config.dataDir);
   return { files, stores, settings, cluster, adminToken, secrets, evidenceKey };
 }
@@ -339,10 +346,12 @@ interface MonitorParts {
   clock: Clock;
   log: Logger;
   pollMs: number | undefined;
+  chat: ChatNotifier;
+  email: EmailNotifier;
 }
 
 /** Monitors: their service, their checks (ordinary jobs) and the scheduler that runs them. */
-function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs }: MonitorParts) {
+function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings, clock, log, pollMs, chat, email }: MonitorParts) {
   const monitorLog = log.child({ component: 'monitors' });
   // The checks and the service need each other (a check reads its monitor's capture; the service runs a check now): a cycle kept inside the monitors.
   const monitorChecks: MonitorChecks = new MonitorChecks({
@@ -356,6 +365,8 @@ function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings
     paramsOf: (monitor) => monitors.paramsOf(monitor),
     clock,
     log: monitorLog,
+    chat,
+    email,
   });
   const monitors: MonitorService = new MonitorService({
     store: stores.monitors,

@@ -2,11 +2,15 @@ import type { Config } from './config.js';
 import { type Settings, SettingsUpdate } from './contract/admin.js';
 import { httpUrl } from './contract/http-url.js';
 import { validateBody } from './contract/validate.js';
+import type { SecretBox } from './crypto/secret-box.js';
 import { ValidationError } from './domain-errors.js';
 import { canonicalEntry } from './ip-whitelist.js';
 import type { SettingsStore } from './store/stores.js';
 
 export type { Settings };
+
+/** Where the SMTP password is kept in the saved values: sealed, beside the settings and never in them. */
+const SEALED_SMTP_PASSWORD = 'smtp_password_sealed';
 
 export function settingsFromConfig(config: Config): Settings {
   return {
@@ -81,6 +85,9 @@ export class SettingsService {
   /** The admin's own values, as stored. */
   private saved: Partial<Settings> = {};
   private readonly listeners = new Set<(s: Settings) => void>();
+  /** The SMTP password, sealed; null when none is saved. */
+  private sealedPassword: string | null = null;
+  private box: SecretBox | null = null;
 
   constructor(
     private readonly store: SettingsStore,
@@ -89,9 +96,26 @@ export class SettingsService {
     this.current = base;
   }
 
+  /** The box the SMTP password is sealed with: opened after the settings (a cluster's key is in the stores). */
+  sealWith(box: SecretBox): void {
+    this.box = box;
+  }
+
+  /** The SMTP password, or null when none is saved (or it cannot be opened). */
+  smtpPassword(): string | null {
+    if (!this.sealedPassword || !this.box) return null;
+    try {
+      return this.box.open<string>(this.sealedPassword);
+    } catch {
+      return null;
+    }
+  }
+
   async load(): Promise<void> {
-    const values = await this.store.load();
-    if (!values) return;
+    const stored = await this.store.load();
+    if (!stored) return;
+    const { [SEALED_SMTP_PASSWORD]: sealed, ...values } = stored as Partial<Settings> & { [SEALED_SMTP_PASSWORD]?: string | null };
+    this.sealedPassword = sealed ?? null;
     try {
       const valid = validatePatch(values, this.base);
       if (valid.egress_allow) {
@@ -99,7 +123,7 @@ export class SettingsService {
         valid.egress_allow = valid.egress_allow.filter((entry) => !this.base.egress_allow_command_line.includes(entry));
       }
       this.saved = valid;
-      this.current = { ...this.base, ...valid };
+      this.current = this.shown({ ...this.base, ...valid });
     } catch {
       // A saved value from an older version that no longer validates keeps the default.
     }
@@ -124,12 +148,30 @@ export class SettingsService {
     // What another node saved meanwhile is kept: this change goes on top of the stored values.
     await this.load();
     const valid = validatePatch(patch, this.current);
+    let sealedPassword = this.sealedPassword;
+    if (valid.smtp === null) sealedPassword = null;
+    else if (valid.smtp) {
+      const { password, has_password: _shown, ...smtp } = valid.smtp;
+      if (password !== undefined) {
+        if (!this.box) throw new ValidationError('the SMTP password cannot be saved before the secrets are open', 'smtp.password');
+        sealedPassword = password === '' ? null : this.box.seal(password);
+      }
+      valid.smtp = smtp;
+    }
     const saved = { ...this.saved, ...valid };
-    await this.store.save(saved);
+    await this.store.save({ ...saved, [SEALED_SMTP_PASSWORD]: sealedPassword } as Partial<Settings>);
     this.saved = saved;
-    this.current = { ...this.current, ...valid };
+    this.sealedPassword = sealedPassword;
+    this.current = this.shown({ ...this.current, ...valid });
     for (const listener of this.listeners) listener(this.current);
     return this.current;
+  }
+
+  /** The settings as read back: the SMTP server without its password, saying whether one is saved. */
+  private shown(settings: Settings): Settings {
+    if (!settings.smtp) return settings;
+    const { password: _never, ...smtp } = settings.smtp;
+    return { ...settings, smtp: { ...smtp, has_password: this.sealedPassword !== null } };
   }
 
   onChange(listener: (s: Settings) => void): () => void {

@@ -89,6 +89,14 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
     ctx.body = await viewOf(await deps.monitors.pin(owner(ctx.state).account._id, ctx.params.id, ctx.params.job_id));
   });
 
+  router.post('/monitors/:id/proposed-masks/accept', auth, async (ctx) => {
+    ctx.body = await viewOf(await deps.monitors.decideProposedMasks(owner(ctx.state).account._id, ctx.params.id, true));
+  });
+
+  router.post('/monitors/:id/proposed-masks/reject', auth, async (ctx) => {
+    ctx.body = await viewOf(await deps.monitors.decideProposedMasks(owner(ctx.state).account._id, ctx.params.id, false));
+  });
+
   // No key: the screenshot's 144-bit name is the capability, as for the screenshot itself.
   router.get('/files/:name/diff', async (ctx) => {
     const { name, maxAge } = await capability(ctx, deps, 'diff picture');

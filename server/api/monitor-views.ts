@@ -1,7 +1,7 @@
 import type { Monitor, MonitorCheck } from '../contract/monitors.js';
 import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
-import { diffUrl } from '../monitors/monitor-checks.js';
-import type { CheckRecord, MonitorRecord } from '../store/records/monitor-record.js';
+import { DEFAULT_PAUSE_AFTER_INCONCLUSIVE, diffUrl } from '../monitors/monitor-checks.js';
+import type { CheckRecord, CheckVerdict, MonitorRecord } from '../store/records/monitor-record.js';
 import { formatIsoSeconds } from '../time.js';
 
 /** A monitor as GET /v1/monitors/{id} shows it: its capture without the secret fields' values. */
@@ -16,12 +16,18 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
     schedule: monitor.schedule,
     threshold: monitor.threshold,
     mask_selectors: monitor.mask_selectors,
+    mask_rects: monitor.mask_rects ?? [],
+    propose_masks: monitor.propose_masks ?? false,
+    proposed_masks: monitor.proposed_masks ?? [],
     callback_url: monitor.callback_url,
+    notify: monitor.notify ?? { email: [], slack_url: null, teams_url: null },
     paused: monitor.paused,
     baseline: monitor.baseline,
     pinned_job_id: monitor.pinned_job_id,
+    pause_after_inconclusive: monitor.pause_after_inconclusive ?? DEFAULT_PAUSE_AFTER_INCONCLUSIVE,
+    paused_reason: monitor.paused_reason ?? null,
     next_run_at: monitor.next_run_at === null ? null : formatIsoSeconds(monitor.next_run_at),
-    last_check: last && { job_id: last.job_id, at: formatIsoSeconds(last.at), status: last.status, changed: last.changed },
+    last_check: last && { job_id: last.job_id, at: formatIsoSeconds(last.at), status: last.status, changed: last.changed, verdict: verdictOf(last) },
     created_at: formatIsoSeconds(monitor.created_at),
   };
 }
@@ -38,6 +44,17 @@ export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
     screenshot_url: check.image_file ? screenshotUrl(baseUrl, check.image_file) : null,
     diff_url: check.diff_file && check.image_file ? diffUrl(baseUrl, check.image_file) : null,
     status_url: check.job_id ? statusUrl(baseUrl, check.job_id) : null,
+    verdict: verdictOf(check),
+    inconclusive_codes: check.inconclusive_codes ?? [],
+    text_change: check.text_change ?? null,
+    pixels_only: check.pixels_only ?? false,
+    regions: check.regions ?? [],
     error: check.error && (check.runs ?? 1) > 1 ? `${check.error} (the same for ${check.runs} scheduled checks in a row since ${formatIsoSeconds(check.first_at ?? check.at)})` : check.error,
   };
+}
+
+/** A completed check's verdict; of checks of earlier versions, read from `changed`. */
+function verdictOf(check: CheckRecord): CheckVerdict | null {
+  if (check.status !== 'completed') return null;
+  return check.verdict ?? (check.changed === null ? 'first' : check.changed ? 'changed' : 'unchanged');
 }

@@ -232,6 +232,22 @@ const settingsFields = {
   monitors_per_account: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 10_000, description: 'Monitors one account may have; creating one more is refused with 400 (100 when absent)' }),
   ),
+  smtp: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          host: Type.String({ minLength: 1, maxLength: 253 }),
+          port: Type.Integer({ minimum: 1, maximum: 65_535 }),
+          secure: Type.Boolean({ description: 'TLS from the start (port 465); false: STARTTLS when the server offers it' }),
+          username: Nullable(Type.String({ maxLength: 256 })),
+          password: Type.Optional(Type.String({ maxLength: 1024, writeOnly: true, description: 'Kept sealed and never read back; left out of an update, the saved one is kept' })),
+          has_password: Type.Optional(Type.Boolean({ readOnly: true, description: 'A password is saved' })),
+          from: Type.String({ minLength: 3, maxLength: 320, description: 'The From of monitor e-mails' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  ),
 };
 export const Settings = Type.Object(settingsFields, { additionalProperties: false });
 export type Settings = Static<typeof Settings>;
@@ -254,7 +270,7 @@ export const WebhookDelivery = Type.Object(
     job_id: Type.String(),
     account_id: Type.String(),
     url: Type.String(),
-    type: Type.Enum(['screenshot.completed', 'screenshot.failed', 'monitor.changed', 'monitor.failed']),
+    type: Type.Enum(['screenshot.completed', 'screenshot.failed', 'monitor.changed', 'monitor.inconclusive', 'monitor.failed']),
     status: Type.Enum(['pending', 'succeeded', 'failed']),
     attempts: Type.Array(deliveryAttempt),
     next_attempt_at: Nullable(IsoSeconds),

@@ -7,7 +7,7 @@ import { MAX_CALLBACK_URL_LENGTH, ScreenshotRequest } from './v1.js';
 // that endpoint takes them) run on a schedule, each run compared with the one before.
 
 /** The fields of a monitor that are not capture fields. */
-export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url'] as const;
+export const MONITOR_FIELDS = ['name', 'schedule', 'threshold', 'mask_selectors', 'paused', 'baseline', 'callback_url', 'pause_after_inconclusive', 'notify', 'mask_rects', 'propose_masks'] as const;
 
 /** The capture fields of a screenshot request a monitor does not take: its checks are always fresh, and it sends its own webhooks. */
 const NOT_FOR_MONITORS = ['cache_ttl', 'callback_url'] as const;
@@ -37,6 +37,39 @@ export const MonitorSchedule = Type.Union(
 );
 export type MonitorSchedule = Static<typeof MonitorSchedule>;
 
+const Rect = {
+  x: Type.Number({ minimum: 0, maximum: 100_000 }),
+  y: Type.Number({ minimum: 0, maximum: 1_000_000 }),
+  width: Type.Number({ minimum: 1, maximum: 100_000 }),
+  height: Type.Number({ minimum: 1, maximum: 1_000_000 }),
+};
+const RectShape = Type.Object(Rect, { additionalProperties: false, description: 'A rectangle in CSS px' });
+
+export const MaskRect = Type.Object(
+  { ...Rect, tolerance: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Share of its pixels that may differ before they count; without it the rectangle is ignored' })) },
+  { additionalProperties: false },
+);
+
+export const ChangeRegion = Type.Object(
+  {
+    kind: Type.Enum(['changed', 'inserted', 'removed', 'moved']),
+    before: Nullable(RectShape),
+    after: Nullable(RectShape),
+  },
+  { additionalProperties: false, description: 'Where the picture changed: its rectangle in the baseline and in the new picture, CSS px; null where it has none' },
+);
+
+export const MonitorNotify = Type.Object(
+  {
+    email: Type.Optional(
+      Type.Array(Type.String({ format: 'email', maxLength: 254 }), { maxItems: 20, default: [], description: 'Addresses mailed each event through the SMTP server of the admin settings' }),
+    ),
+    slack_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Slack incoming webhook' }))),
+    teams_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Microsoft Teams incoming webhook or Workflows URL' }))),
+  },
+  { additionalProperties: false, description: 'Where monitor.changed, monitor.inconclusive and monitor.failed are told besides callback_url, text change first' },
+);
+
 const monitorFields = {
   name: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'A name to tell monitors apart' }))),
   schedule: MonitorSchedule,
@@ -51,12 +84,22 @@ const monitorFields = {
     }),
   ),
   callback_url: Type.Optional(
-    Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Receives monitor.changed and monitor.failed, signed like every webhook' })),
+    Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'Receives monitor.changed, monitor.inconclusive and monitor.failed, signed like every webhook' })),
   ),
   paused: Type.Optional(Type.Boolean({ default: false, description: 'A paused monitor runs no scheduled checks (a run asked for still runs)' })),
   baseline: Type.Optional(
     Type.Enum(['previous', 'pinned'], { default: 'previous', description: 'Compare with the previous completed check, or with the pinned one' }),
   ),
+  mask_rects: Type.Optional(
+    Type.Array(MaskRect, { maxItems: 100, description: 'Rectangles (CSS px) left out of every comparison, or with tolerance counted only past that share of their pixels' }),
+  ),
+  propose_masks: Type.Optional(
+    Type.Boolean({ default: false, description: 'Capture the first baseline twice, a few seconds apart, and propose masks (proposed_masks) where the two differ: clocks, carousels, live counters' }),
+  ),
+  pause_after_inconclusive: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),
+  ),
+  notify: Type.Optional(MonitorNotify),
 };
 
 export const MonitorRequest = Type.Object(
@@ -70,12 +113,36 @@ export const MonitorUpdate = Type.Partial(MonitorRequest, {
   description: 'Any fields of a monitor; capture fields given replace the monitor\'s (url and html replace each other), the rest are kept',
 });
 
+/** The verdicts of a completed check; null while it is pending, and for a failed or skipped one. */
+const CheckVerdict = Type.Enum(['first', 'changed', 'unchanged', 'inconclusive'], {
+  description: 'first: nothing to compare with; inconclusive: the capture\'s warnings say the picture cannot be trusted (inconclusive_codes), so it was compared with nothing and never becomes a baseline',
+});
+
+export const TextChange = Type.Object(
+  {
+    added: Type.Array(Type.String(), { description: 'Lines of the page\'s text the check has and its baseline had not (at most 20, each at most 200 characters)' }),
+    removed: Type.Array(Type.String(), { description: 'Lines the baseline had and the check has not (at most 20, each at most 200 characters)' }),
+  },
+  { additionalProperties: false },
+);
+
+/** The fields a check and its monitor.changed event share: what was found, said first in words. */
+const checkFindings = {
+  verdict: Nullable(CheckVerdict),
+  inconclusive_codes: Type.Array(Type.String(), { description: 'The warning codes of the capture that made the check inconclusive; [] otherwise' }),
+  // null when the text is the same, or nothing was compared.
+  text_change: Nullable(TextChange),
+  pixels_only: Type.Boolean({ description: 'Pixels changed and the text did not (an image, a colour, a layout shift)' }),
+  regions: Type.Array(ChangeRegion, { description: 'Where the picture changed (at most 50): rows inserted, removed or moved, and pixels changed in place' }),
+};
+
 const LastCheck = Type.Object(
   {
     job_id: Nullable(JobId),
     at: IsoSeconds,
     status: Type.Enum(['pending', 'completed', 'failed', 'skipped']),
     changed: Nullable(Type.Boolean()),
+    verdict: Nullable(CheckVerdict),
   },
   { additionalProperties: false },
 );
@@ -91,10 +158,16 @@ export const Monitor = Type.Object(
     schedule: MonitorSchedule,
     threshold: Type.Number(),
     mask_selectors: Type.Array(Type.String()),
+    mask_rects: Type.Array(MaskRect),
+    propose_masks: Type.Boolean(),
+    proposed_masks: Type.Array(RectShape, { description: 'Masks proposed from the first baseline, read-only: POST …/proposed-masks/accept makes them mask_rects, …/reject drops them' }),
     callback_url: Nullable(Type.String()),
+    notify: Type.Object({ email: Type.Array(Type.String()), slack_url: Nullable(Type.String()), teams_url: Nullable(Type.String()) }, { additionalProperties: false }),
     paused: Type.Boolean(),
     baseline: Type.Enum(['previous', 'pinned']),
     pinned_job_id: Nullable(JobId),
+    pause_after_inconclusive: Type.Integer(),
+    paused_reason: Nullable(Type.String({ description: 'Why the monitor paused itself; null when it did not' })),
     next_run_at: Nullable(IsoSeconds),
     last_check: Nullable(LastCheck),
     created_at: IsoSeconds,
@@ -117,6 +190,7 @@ export const MonitorCheck = Type.Object(
     diff_url: Nullable(Type.String({ format: 'uri', description: 'The changed pixels in red over a faded copy of the new picture; null when none differ' })),
     status_url: Nullable(Type.String({ format: 'uri' })),
     error: Nullable(Type.String()),
+    ...checkFindings,
   },
   { additionalProperties: false },
 );
@@ -158,6 +232,7 @@ export const MonitorEventData = Type.Object(
     baseline_screenshot_url: Nullable(Type.String({ format: 'uri' })),
     diff_url: Nullable(Type.String({ format: 'uri' })),
     error: Nullable(Type.String()),
+    ...checkFindings,
   },
   { additionalProperties: false },
 );

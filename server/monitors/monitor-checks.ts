@@ -9,12 +9,17 @@ import { SerialByKey } from '../serial-by-key.js';
 import type { FileStore } from '../store/file-store.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { hasEnded, type JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, MonitorRecord } from '../store/records/monitor-record.js';
+import type { CheckRecord, CheckRegion, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
+import type { MonitorEvent } from './monitor-event.js';
 import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
+import type { ChatNotifier } from './notify-chat.js';
+import type { EmailNotifier } from './notify-email.js';
 import { comparePictures } from './picture-diff.js';
+import { proposeMasks } from './proposed-masks.js';
+import { keptText, textChange } from './text-change.js';
 
 /** Charges an account for `count` new jobs around their creation (QuotaService.chargeFor). */
 export type ChargeAccount = (account: AccountRecord, count: number, create: () => Promise<JobRecord[]>) => Promise<JobRecord[]>;
@@ -31,7 +36,32 @@ export interface MonitorChecksDeps {
   paramsOf: (monitor: MonitorRecord) => Promise<CreateParams>;
   clock: Clock;
   log: Logger;
+  /** Sends the events to the monitors' Slack and Teams URLs. @default none: the webhook alone */
+  chat?: ChatNotifier;
+  /** Mails the events to the monitors' notify.email addresses. @default none */
+  email?: EmailNotifier;
 }
+
+/**
+ * The warning codes that make a check's picture untrustworthy: it shows nothing (blank), a part
+ * (truncated), an error or sign-in page instead of the page (http_error, login_page), or a page
+ * still drawing (not_settled, placeholders). A check with any of them is inconclusive. Missing
+ * images and fonts, overlays, console errors and a busy network are not in it: they are common on
+ * pages whose picture is still the page, and a change they make is compared as any other.
+ */
+export const INCONCLUSIVE_CODES: readonly string[] = ['blank', 'truncated', 'http_error', 'login_page', 'not_settled', 'placeholders'];
+
+/** A monitor pauses itself after this many inconclusive checks in a row unless it says otherwise. */
+export const DEFAULT_PAUSE_AFTER_INCONCLUSIVE = 5;
+
+/** Change regions a check keeps and tells at most (the diff picture shows them all). */
+export const MAX_CHECK_REGIONS = 50;
+
+/** Time between the two captures of a first baseline whose differences are proposed as masks. */
+export const MASK_PROBE_DELAY_MS = 2_000;
+
+/** Inconclusive checks passed over at most while looking for a baseline. */
+const MAX_SKIPPED_BASELINES = 50;
 
 /** Pending checks looked at per recovery pass. */
 const RECOVER_BATCH = 200;
@@ -56,6 +86,8 @@ export class MonitorChecks {
   /** Comparisons under way, which stop() waits for. */
   private readonly settling = new Set<Promise<void>>();
   private stopped = false;
+  /** Second captures of first baselines waiting for their time, by monitor (one for all its devices); stop() cancels them. */
+  private readonly probes = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly deps: MonitorChecksDeps) {}
 
@@ -68,7 +100,7 @@ export class MonitorChecks {
    * asked for with a key (`keyId`, the caller's) is a job of that key, a scheduled one of the
    * monitor's. The monitor of an account that is gone is paused.
    */
-  async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id): Promise<JobRecord[]> {
+  async start(monitor: MonitorRecord, occurrence: number | null, keyId = monitor.key_id, maskProbe = false): Promise<JobRecord[]> {
     let jobs: JobRecord[];
     try {
       const account = await this.deps.accounts.get(monitor.account_id);
@@ -109,6 +141,7 @@ export class MonitorChecks {
         diff_file: null,
         error: null,
         occurrence,
+        ...(maskProbe ? { mask_probe: true } : {}),
       });
       // The job may have ended before its check was stored: its end found no check then.
       const now = await this.deps.jobs.find(job._id);
@@ -136,6 +169,8 @@ export class MonitorChecks {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const probe of this.probes.values()) clearTimeout(probe);
+    this.probes.clear();
     await Promise.all([...this.settling]);
   }
 
@@ -217,51 +252,141 @@ export class MonitorChecks {
   }
 
   private async completed(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord): Promise<void> {
+    const text = job.has_text ? await this.deps.files.readOutput(job._id, 'text') : null;
+    const kept = text === null ? null : keptText(text);
+    const codes = (job.warnings ?? []).map((w) => w.code).filter((code) => INCONCLUSIVE_CODES.includes(code));
+    if (codes.length) return this.inconclusive(monitor, check, job, [...new Set(codes)], kept);
     const baseline = monitor ? await this.baselineOf(monitor, check) : null;
     let difference: number | null = null;
     let diffFile: string | null = null;
+    let regions: CheckRegion[] = [];
     const picture = job.image_file ? await this.deps.files.readImage(job.image_file) : null;
     const before = baseline?.image_file ? await this.deps.files.readImage(baseline.image_file) : null;
     if (picture && before && job.image_file) {
-      const found = await comparePictures(before, picture);
+      const found = await comparePictures(before, picture, { masks: monitor?.mask_rects ?? [] });
       difference = found.difference;
+      regions = found.regions.slice(0, MAX_CHECK_REGIONS);
       if (found.diff) {
         diffFile = diffFileOf(job.image_file);
         await this.deps.files.writeImage(diffFile, found.diff);
       }
     }
     const changed = difference === null || !monitor ? null : difference > monitor.threshold;
+    const compared = difference !== null;
+    // Both texts are needed to say anything of it (a baseline of an earlier version kept none).
+    const textCompared = compared && kept !== null && typeof baseline!.text === 'string';
+    const text_change = textCompared ? textChange(baseline!.text!, kept) : null;
+    const verdict: CheckVerdict = changed === null ? 'first' : changed ? 'changed' : 'unchanged';
+    const findings = { verdict, inconclusive_codes: [], text_change, pixels_only: Boolean(changed) && textCompared && text_change === null, regions };
     const settled = await this.deps.store.updateCheck(check._id, 'pending', {
       status: 'completed',
       changed,
       difference,
-      baseline_job_id: difference === null ? null : baseline!._id,
+      baseline_job_id: compared ? baseline!._id : null,
       image_file: job.image_file,
       diff_file: diffFile,
+      text: kept,
+      ...findings,
     });
     if (!settled || !monitor) return;
-    if (monitor.failing) await this.deps.store.update(monitor._id, { failing: false });
-    if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null });
+    if (monitor.failing || monitor.inconclusive_streak) await this.deps.store.update(monitor._id, { failing: false, inconclusive_streak: 0 });
+    if (verdict === 'first' && monitor.propose_masks && monitor.proposed_masks === undefined) this.probeLater(monitor, job.key_id);
+    if (check.mask_probe) {
+      if (picture && before) await this.deps.store.update(monitor._id, { proposed_masks: await proposeMasks(before, picture) });
+      return;
+    }
+    if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
   }
 
-  /** The pinned check when the monitor compares with one (of this device), else the previous completed check. */
+  /** Takes the first baseline's second capture MASK_PROBE_DELAY_MS from now, as a run asked for; a refusal is logged. */
+  private probeLater(monitor: MonitorRecord, keyId: string): void {
+    if (this.probes.has(monitor._id)) return;
+    const probe = setTimeout(() => {
+      this.probes.delete(monitor._id);
+      if (this.stopped) return;
+      this.start(monitor, null, keyId, true).catch((err: unknown) =>
+        this.deps.log.info({ monitor_id: monitor._id, err: (err as Error).message }, 'could not capture the first baseline again to propose masks'),
+      );
+    }, MASK_PROBE_DELAY_MS);
+    this.probes.set(monitor._id, probe);
+  }
+
+  /**
+   * A check whose picture its warnings say cannot be trusted: compared with nothing, never a
+   * baseline (baselineOf passes over it), monitor.inconclusive sent at the first of a run of them,
+   * and the monitor paused at the pause_after_inconclusive-th in a row.
+   */
+  private async inconclusive(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord, codes: string[], text: string | null): Promise<void> {
+    const findings = { verdict: 'inconclusive' as const, inconclusive_codes: codes, text_change: null, pixels_only: false, regions: [] };
+    const settled = await this.deps.store.updateCheck(check._id, 'pending', {
+      status: 'completed',
+      changed: null,
+      difference: null,
+      baseline_job_id: null,
+      image_file: job.image_file,
+      diff_file: null,
+      text,
+      ...findings,
+    });
+    if (!settled || !monitor) return;
+    const streak = (monitor.inconclusive_streak ?? 0) + 1;
+    const limit = monitor.pause_after_inconclusive ?? DEFAULT_PAUSE_AFTER_INCONCLUSIVE;
+    const change: Partial<MonitorRecord> = { inconclusive_streak: streak, failing: false };
+    if (streak >= limit && !monitor.paused) {
+      Object.assign(change, {
+        paused: true,
+        next_run_at: null,
+        paused_reason: `${streak} inconclusive checks in a row (${codes.join(', ')}): the pictures could not be trusted. Resume the monitor once the page is fixed.`,
+      });
+      this.deps.log.warn({ monitor_id: monitor._id, codes }, `the monitor paused itself after ${streak} inconclusive checks in a row`);
+    }
+    await this.deps.store.update(monitor._id, change);
+    if (streak === 1) await this.notify(monitor, job, 'monitor.inconclusive', { difference: null, baseline: null, diff: null, error: null, ...findings });
+  }
+
+  /**
+   * The pinned check when the monitor compares with one (of this device), else the previous
+   * completed check that is not inconclusive (up to MAX_SKIPPED_BASELINES of those are passed over).
+   */
   private async baselineOf(monitor: MonitorRecord, check: CheckRecord): Promise<CheckRecord | null> {
     if (monitor.baseline === 'pinned' && monitor.pinned_job_id && monitor.pinned_job_id !== check._id) {
       const pinned = await this.deps.store.getCheck(monitor.pinned_job_id);
-      if (pinned && pinned.status === 'completed' && pinned.device === check.device) return pinned;
+      if (pinned && pinned.status === 'completed' && pinned.device === check.device && pinned.verdict !== 'inconclusive') return pinned;
     }
-    return this.deps.store.lastCompleted(monitor._id, check.device, { at: check.at, id: check._id });
+    let before = { at: check.at, id: check._id };
+    for (let skipped = 0; skipped <= MAX_SKIPPED_BASELINES; skipped++) {
+      const last = await this.deps.store.lastCompleted(monitor._id, check.device, before);
+      if (!last || last.verdict !== 'inconclusive') return last;
+      before = { at: last.at, id: last._id };
+    }
+    return null;
   }
 
   private async notify(
     monitor: MonitorRecord,
     job: JobRecord,
-    type: 'monitor.changed' | 'monitor.failed',
-    found: { difference: number | null; baseline: CheckRecord | null; /** The image whose diff was stored. */ diff: string | null; error: string | null },
+    type: 'monitor.changed' | 'monitor.inconclusive' | 'monitor.failed',
+    found: {
+      difference: number | null;
+      baseline: CheckRecord | null;
+      /** The image whose diff was stored. */
+      diff: string | null;
+      error: string | null;
+      verdict?: CheckVerdict | null;
+      inconclusive_codes?: string[];
+      text_change?: TextChange | null;
+      pixels_only?: boolean;
+      regions?: CheckRegion[];
+    },
   ): Promise<void> {
-    if (!monitor.callback_url) return;
     const base = monitor.base_url;
-    await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, {
+    const data: MonitorEvent['data'] = {
+      // What was said differently first: it is what the person who set up the monitor reads.
+      verdict: found.verdict ?? null,
+      text_change: found.text_change ?? null,
+      pixels_only: found.pixels_only ?? false,
+      inconclusive_codes: found.inconclusive_codes ?? [],
+      regions: found.regions ?? [],
       monitor_id: monitor._id,
       name: monitor.name,
       url: job.url,
@@ -273,7 +398,13 @@ export class MonitorChecks {
       baseline_screenshot_url: found.baseline?.image_file ? screenshotUrl(base, found.baseline.image_file) : null,
       diff_url: found.diff ? diffUrl(base, found.diff) : null,
       error: found.error,
-    });
+    };
+    if (monitor.callback_url) await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, data);
+    await this.deps.chat?.send(monitor, { type, data });
+    if (this.deps.email && monitor.notify?.email.length) {
+      const diff = found.diff ? await this.deps.files.readImage(diffFileOf(found.diff)) : null;
+      await this.deps.email.send(monitor, { type, data }, { diff });
+    }
   }
 }
 

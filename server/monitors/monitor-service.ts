@@ -8,12 +8,15 @@ import { NotFoundError, ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import { keepWhileFits, RUN_ONLY_FIELDS } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
+import type { CheckRecord, MonitorNotify, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
 import type { MonitorStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { MonitorChecks } from './monitor-checks.js';
 import { MonitorSecretsLostError } from './monitor-secrets-lost.js';
 import { checkSchedule, nextOccurrence } from './schedule.js';
+
+/** Rectangle masks a monitor keeps at most (as mask_rects takes). */
+const MAX_MASK_RECTS = 100;
 
 /** Capture fields whose values are kept sealed and never shown: as for a job's secrets. */
 const SECRET_FIELDS = ['headers', 'cookies', 'http_auth', 'html'] as const;
@@ -56,7 +59,7 @@ export class MonitorService {
 
   /** A new monitor of the owner's account; refused (ValidationError) when the account has the most it may have. */
   async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
-    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline'>>;
+    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline' | 'pause_after_inconclusive'>>;
     const now = this.deps.clock.now();
     const { sealed, ...kept } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)), input.mask_selectors);
     checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -69,11 +72,15 @@ export class MonitorService {
       schedule: input.schedule,
       threshold: input.threshold,
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
+      notify: notifyOf(input.notify),
+      mask_rects: input.mask_rects ?? [],
+      propose_masks: input.propose_masks ?? false,
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,
       next_run_at: input.paused ? null : nextOccurrence(input.schedule, now),
       failing: false,
+      pause_after_inconclusive: input.pause_after_inconclusive,
       base_url: baseUrl,
       created_at: now,
       updated_at: now,
@@ -137,12 +144,18 @@ export class MonitorService {
     if (input.threshold !== undefined) change.threshold = input.threshold;
     if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
+    if (input.notify !== undefined) change.notify = notifyOf(input.notify);
+    if (input.mask_rects !== undefined) change.mask_rects = input.mask_rects;
+    if (input.propose_masks !== undefined) change.propose_masks = input.propose_masks;
+    if (input.pause_after_inconclusive !== undefined) change.pause_after_inconclusive = input.pause_after_inconclusive;
     const schedule: MonitorSchedule = input.schedule ?? monitor.schedule;
     if (input.schedule !== undefined) checkSchedule(input.schedule, this.deps.minMinutes(), now);
     const paused = input.paused ?? monitor.paused;
     change.paused = paused;
     if (paused) change.next_run_at = null;
     else if (input.schedule !== undefined || monitor.paused) change.next_run_at = nextOccurrence(schedule, now);
+    // A resume starts a new count of inconclusive checks.
+    if (!paused && monitor.paused) Object.assign(change, { paused_reason: null, inconclusive_streak: 0 });
     if (input.schedule !== undefined) change.schedule = input.schedule;
     const updated = await this.deps.store.update(monitor._id, change, sealed);
     if (!updated) throw new NotFoundError('monitor', id);
@@ -189,7 +202,19 @@ export class MonitorService {
     const check = typeof jobId === 'string' && jobId.length <= 64 ? await this.deps.store.getCheck(jobId) : null;
     if (!check || check.monitor_id !== monitor._id) throw new NotFoundError('check', jobId);
     if (check.status !== 'completed') throw new ValidationError(`only a completed check can be pinned; this one is ${check.status}`, 'job_id');
+    if (check.verdict === 'inconclusive') throw new ValidationError('an inconclusive check cannot be pinned: its picture could not be trusted', 'job_id');
     const updated = await this.deps.store.update(monitor._id, { baseline: 'pinned', pinned_job_id: check._id, updated_at: this.deps.clock.now() });
+    if (!updated) throw new NotFoundError('monitor', id);
+    return updated;
+  }
+
+  /** Makes the proposed masks rectangle masks (`accept`), or drops them; either way none are proposed after. */
+  async decideProposedMasks(accountId: string, id: string, accept: boolean): Promise<MonitorRecord> {
+    const monitor = await this.get(accountId, id);
+    const proposed = monitor.proposed_masks ?? [];
+    const change: Partial<MonitorRecord> = { proposed_masks: [], updated_at: this.deps.clock.now() };
+    if (accept) change.mask_rects = [...(monitor.mask_rects ?? []), ...proposed].slice(0, MAX_MASK_RECTS);
+    const updated = await this.deps.store.update(monitor._id, change);
     if (!updated) throw new NotFoundError('monitor', id);
     return updated;
   }
@@ -204,6 +229,9 @@ export class MonitorService {
     const { capture, maskSelectors } = unsplit(monitor, opened);
     const params = this.deps.parseCapture(capture);
     if (maskSelectors.length) params.options = { ...params.options, maskSelectors };
+    // The page's text from the same render, which each check's text change is read from.
+    const extract = params.options.extract ?? [];
+    if (!extract.includes('text')) params.options = { ...params.options, extract: [...extract, 'text'] };
     return params;
   }
 
@@ -269,6 +297,12 @@ export class MonitorService {
 function unsplit(monitor: MonitorRecord, opened: Record<string, unknown>): { capture: Record<string, unknown>; maskSelectors: string[] } {
   const { mask_selectors: sealedMasks, ...sealed } = opened;
   return { capture: { ...monitor.request, ...sealed }, maskSelectors: (sealedMasks as string[] | undefined) ?? monitor.mask_selectors };
+}
+
+/** A monitor's notify as given, its URLs checked as a callback_url is (the egress policy decides at each send). */
+function notifyOf(given: MonitorRequest['notify']): MonitorNotify {
+  const url = (field: string, value: string | null | undefined) => (value ? httpUrl(`notify.${field}`, value) : null);
+  return { email: given?.email ?? [], slack_url: url('slack_url', given?.slack_url), teams_url: url('teams_url', given?.teams_url) };
 }
 
 /** The capture fields of a monitor request, as sent. */

@@ -13,19 +13,33 @@ export interface ChangingPage {
   requests: number;
   /** When true the page answers 500 (a monitor with fail_on_http_error then fails). */
   broken: boolean;
+  /** What the page shows: itself, nothing but its white background, or a panel still loading (aria-busy). */
+  drawn: 'whole' | 'blank' | 'loading';
+  /** The price the page shows under its heading; none when null (the default). */
+  price: string | null;
+  /** When false the clock is left out, so the page's text stays the same from one check to the next. */
+  clock: boolean;
   close(): Promise<void>;
 }
 
 export async function startChangingPage(): Promise<ChangingPage> {
-  const state = { box: '#2060c0', requests: 0, broken: false };
+  const state = { box: '#2060c0', requests: 0, broken: false, drawn: 'whole' as ChangingPage['drawn'], price: null as string | null, clock: true };
   const server = http.createServer((req, res) => {
     state.requests++;
-    const body =
-      '<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;background:#fff;font:20px sans-serif}</style></head><body>' +
-      '<h1 style="margin:0;padding:40px 100px">A watched page</h1>' +
+    const head = '<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;background:#fff;font:20px sans-serif}</style></head><body>';
+    const content =
+      '<h1 style="margin:0;padding:40px 100px">A watched page</h1>\n' +
+      (state.price === null ? '' : `<p id="price" style="margin:0 100px">Price: ${state.price} EUR</p>\n`) +
       `<div id="box" style="position:absolute;left:100px;top:300px;width:200px;height:100px;background:${state.box}"></div>` +
-      `<div id="clock" style="position:absolute;left:600px;top:300px;width:240px;height:60px;overflow:hidden;font:40px monospace">${state.requests * 7919}-${Date.now() % 100000}</div>` +
-      '</body></html>';
+      (state.clock
+        ? `<div id="clock" style="position:absolute;left:600px;top:300px;width:240px;height:60px;overflow:hidden;font:40px monospace">${state.requests * 7919}-${Date.now() % 100000}</div>`
+        : '');
+    const shown = {
+      whole: content,
+      blank: '',
+      loading: '<h1 style="margin:0;padding:40px 100px">A watched page</h1><section aria-busy="true" style="margin:0 100px;width:400px;height:200px;background:#eee">Loading…</section>',
+    }[state.drawn];
+    const body = `${head}${shown}</body></html>`;
     res.writeHead(state.broken ? 500 : 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     res.end(body);
   });
@@ -43,6 +57,24 @@ export async function startChangingPage(): Promise<ChangingPage> {
     },
     set broken(value: boolean) {
       state.broken = value;
+    },
+    get drawn() {
+      return state.drawn;
+    },
+    set drawn(value: ChangingPage['drawn']) {
+      state.drawn = value;
+    },
+    get price() {
+      return state.price;
+    },
+    set price(value: string | null) {
+      state.price = value;
+    },
+    get clock() {
+      return state.clock;
+    },
+    set clock(value: boolean) {
+      state.clock = value;
     },
     get requests() {
       return state.requests;

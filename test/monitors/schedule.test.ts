@@ -54,7 +54,7 @@ describe('comparePictures', () => {
 
   it('finds no difference and makes no diff picture for equal pictures', async () => {
     const picture = await solid(40, 30, '#336699');
-    expect(await comparePictures(picture, picture)).toEqual({ difference: 0, diff: null });
+    expect(await comparePictures(picture, picture)).toEqual({ difference: 0, diff: null, regions: [] });
   });
 
   it('counts the differing pixels over all pixels, and paints them red', async () => {
@@ -72,8 +72,8 @@ describe('comparePictures', () => {
     expect(red(15, 9)).toBe(false);
   });
 
-  it('counts a change of size as a whole change', async () => {
-    const found = await comparePictures(await solid(40, 30, '#ffffff'), await solid(40, 50, '#ffffff'));
+  it('counts a change of width as a whole change', async () => {
+    const found = await comparePictures(await solid(40, 30, '#ffffff'), await solid(60, 30, '#ffffff'));
     expect(found.difference).toBe(1);
     expect(found.diff).not.toBeNull();
   });

@@ -16,7 +16,7 @@ export interface V1DocumentParts {
 /** What a monitor's callback_url receives. */
 export const MonitorEvent = Type.Object(
   {
-    type: Type.Enum(['monitor.changed', 'monitor.failed']),
+    type: Type.Enum(['monitor.changed', 'monitor.inconclusive', 'monitor.failed']),
     timestamp: Type.String({ format: 'date-time', description: 'When the check ended, ISO 8601 in UTC' }),
     data: MonitorEventData,
   },
@@ -130,7 +130,7 @@ export function monitorWebhooks({ json, ref }: V1DocumentParts): Record<string, 
     monitorEvent: {
       post: {
         operationId: 'monitorEvent',
-        summary: 'A check found a change (monitor.changed), or checks started failing (monitor.failed, once per run of failures)',
+        summary: 'A check found a change (monitor.changed), a check\'s picture could not be trusted (monitor.inconclusive, once per run of them), or checks started failing (monitor.failed, once per run of failures)',
         description: "POSTed to the monitor's `callback_url`, signed as the screenshot webhooks are.",
         parameters: [
           { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },

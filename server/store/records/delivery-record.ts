@@ -1,5 +1,5 @@
 /** The event a job's end sends to its callback_url; a monitor's check sends the monitor.* ones to the monitor's. */
-export type EventType = 'screenshot.completed' | 'screenshot.failed' | 'monitor.changed' | 'monitor.failed' | 'batch.completed';
+export type EventType = 'screenshot.completed' | 'screenshot.failed' | 'monitor.changed' | 'monitor.inconclusive' | 'monitor.failed' | 'batch.completed';
 /** Where a delivery stands: still to be sent, delivered, or given up. */
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 

@@ -3,6 +3,36 @@
 /** When a monitor runs: a cron expression (5 fields, in `timezone`, UTC by default), or every so many minutes. */
 export type MonitorSchedule = { cron: string; timezone?: string } | { every_minutes: number };
 
+/** A rectangle in CSS px. */
+export interface RectRecord {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A rectangle of a monitor's pictures left out of the comparison, or (with `tolerance`) counted only past that share of its pixels. */
+export interface MaskRectRecord extends RectRecord {
+  tolerance?: number;
+}
+
+/** Where a check's picture changed against its baseline, in CSS px of each picture. */
+export interface CheckRegion {
+  kind: 'changed' | 'inserted' | 'removed' | 'moved';
+  before: RectRecord | null;
+  after: RectRecord | null;
+}
+
+/** Where a monitor's events are told besides its signed webhook. */
+export interface MonitorNotify {
+  /** Addresses mailed through the admin's SMTP server. */
+  email: string[];
+  /** A Slack incoming webhook. */
+  slack_url: string | null;
+  /** A Microsoft Teams incoming webhook (or a Teams Workflows URL). */
+  teams_url: string | null;
+}
+
 /** What a monitor compares each check with: the previous completed check, or the pinned one. */
 export type MonitorBaseline = 'previous' | 'pinned';
 
@@ -33,7 +63,15 @@ export interface MonitorRecord {
   threshold: number;
   /** Elements painted over in every picture; empty here while they are sealed apart (`sealed_options` names them). */
   mask_selectors: string[];
+  /** Rectangles left out of every comparison (or counted past their tolerance). Absent: none. */
+  mask_rects?: MaskRectRecord[];
+  /** Capture the first baseline twice, a few seconds apart, and propose masks where they differ. Absent (earlier versions): false. */
+  propose_masks?: boolean;
+  /** Masks proposed from the first baseline's two captures, to accept or reject; absent until proposed. */
+  proposed_masks?: RectRecord[];
   callback_url: string | null;
+  /** Absent (monitors of earlier versions): nobody besides callback_url. */
+  notify?: MonitorNotify;
   paused: boolean;
   baseline: MonitorBaseline;
   /** The check compared with when `baseline` is `pinned`. */
@@ -42,6 +80,12 @@ export interface MonitorRecord {
   next_run_at: number | null;
   /** True once monitor.failed was sent for the current run of failing checks; a success clears it. */
   failing: boolean;
+  /** Inconclusive checks in a row after which the monitor pauses itself. Absent (monitors of earlier versions): 5. */
+  pause_after_inconclusive?: number;
+  /** Inconclusive checks in a row, up to the newest; a trustworthy check clears it. Absent: 0. */
+  inconclusive_streak?: number;
+  /** Why the monitor paused itself (five inconclusive checks in a row, …); cleared when it is resumed. Absent: null. */
+  paused_reason?: string | null;
   /** The origin the checks' URLs are built from (the creating request's). */
   base_url: string;
   created_at: number;
@@ -53,6 +97,19 @@ export interface MonitorRecord {
  * says why); failed: the job failed, or (with no job) the capture could not be made at all.
  */
 export type CheckStatus = 'pending' | 'completed' | 'failed' | 'skipped';
+
+/**
+ * What a completed check concluded: the first picture (nothing to compare with), changed or
+ * unchanged against its baseline, or inconclusive: its capture's warnings say its picture cannot
+ * be trusted (INCONCLUSIVE_CODES), so it is compared with nothing and never becomes a baseline.
+ */
+export type CheckVerdict = 'first' | 'changed' | 'unchanged' | 'inconclusive';
+
+/** Lines of the page's visible text a check added and removed against its baseline's. */
+export interface TextChange {
+  added: string[];
+  removed: string[];
+}
 
 export interface CheckRecord {
   /** The job's id; `skip_…` for a check without a job (skipped, or failed before a job was made). */
@@ -75,6 +132,20 @@ export interface CheckRecord {
   error: string | null;
   /** The scheduled occurrence this check ran for; null for a run asked for. */
   occurrence: number | null;
+  /** Of a completed check (absent on checks of earlier versions: read from `changed`). */
+  verdict?: CheckVerdict;
+  /** Of an inconclusive check: the warning codes that decided it. */
+  inconclusive_codes?: string[];
+  /** The page's visible text from the same render, bounded (MAX_CHECK_TEXT_CHARS); null when none was read. */
+  text?: string | null;
+  /** The text lines added and removed against the baseline; null when nothing was compared or the text is the same. */
+  text_change?: TextChange | null;
+  /** Pixels changed and the text did not (an image, a colour, a layout shift). */
+  pixels_only?: boolean;
+  /** Where the picture changed, at most MAX_CHECK_REGIONS. Absent: none. */
+  regions?: CheckRegion[];
+  /** The second capture of a first baseline, taken to propose masks: it sends no event. */
+  mask_probe?: boolean;
   /**
    * Of a check without a job (skipped, or failed before its job was made): how many scheduled
    * occurrences in a row it stands for, the latest at `at` and the first at `first_at`; one
