@@ -36,6 +36,7 @@
 //                       and its change is announced as a signed webhook like a job's end
 //   jobs -> uploads     a completed job's image goes to the account's own bucket when asked
 //   jobs -> logins      a job naming a saved login is captured with its session
+//   monitors -> settings a monitor's e-mail goes through the SMTP server of the admin's settings
 
 const layers = [
   { name: 'entry', path: ['^server/cli[.]ts$', '^server/cli/'] },
@@ -74,7 +75,7 @@ const services = {
   logins: '^server/logins/',
   settings: '^server/settings[.]ts$',
 };
-const servicesMayImport = { webhooks: ['jobs'], metrics: ['jobs'], jobs: ['settings', 'uploads', 'logins'], monitors: ['jobs', 'webhooks'] };
+const servicesMayImport = { webhooks: ['jobs'], metrics: ['jobs'], jobs: ['settings', 'uploads', 'logins'], monitors: ['jobs', 'webhooks', 'settings'] };
 const serviceRules = Object.entries(services).map(([name, path]) => ({
   name: `services-apart-${name}`,
   comment: `${name} imports no other service but those .dependency-cruiser.cjs allows it.`,

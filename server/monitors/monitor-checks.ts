@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 
+import { PRESETS } from '../capture/presets.js';
 import { ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import { screenshotUrl } from '../jobs/job-resource.js';
@@ -263,7 +264,7 @@ export class MonitorChecks {
     const picture = job.image_file ? await this.deps.files.readImage(job.image_file) : null;
     const before = baseline?.image_file ? await this.deps.files.readImage(baseline.image_file) : null;
     if (picture && before && job.image_file) {
-      const found = await comparePictures(before, picture, { masks: monitor?.mask_rects ?? [] });
+      const found = await comparePictures(before, picture, { masks: monitor?.mask_rects ?? [], scale: pictureScale(job) });
       difference = found.difference;
       regions = found.regions.slice(0, MAX_CHECK_REGIONS);
       if (found.diff) {
@@ -292,7 +293,7 @@ export class MonitorChecks {
     if (monitor.failing || monitor.inconclusive_streak) await this.deps.store.update(monitor._id, { failing: false, inconclusive_streak: 0 });
     if (verdict === 'first' && monitor.propose_masks && monitor.proposed_masks === undefined) this.probeLater(monitor, job.key_id);
     if (check.mask_probe) {
-      if (picture && before) await this.deps.store.update(monitor._id, { proposed_masks: await proposeMasks(before, picture) });
+      if (picture && before) await this.deps.store.update(monitor._id, { proposed_masks: await proposeMasks(before, picture, { scale: pictureScale(job) }) });
       return;
     }
     if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
@@ -425,4 +426,9 @@ function withoutJob(monitor: MonitorRecord, status: 'skipped' | 'failed', at: nu
     error: reason,
     occurrence,
   };
+}
+
+/** Picture pixels per CSS pixel of a check's job: its `scale`, else its device's; regions and masks are in CSS px. */
+function pictureScale(job: JobRecord): number {
+  return job.options?.scale ?? PRESETS[job.device].deviceScaleFactor;
 }
