@@ -106,6 +106,8 @@ describe('access log', () => {
     '/v1/monitors/:id/run',
     '/v1/monitors/:id/checks',
     '/v1/monitors/:id/checks/:job_id/pin',
+    '/v1/monitors/:id/proposed-masks/accept',
+    '/v1/monitors/:id/proposed-masks/reject',
     '/v1/logins/:id',
     '/admin/api/accounts/:id/logins',
     '/admin/api/logins/:id',

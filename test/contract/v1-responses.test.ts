@@ -189,8 +189,12 @@ describe('v1 answers match the OpenAPI document', () => {
     expect((await call('GET', '/files/AAAAAAAAAAAAAAAAAAAAAAAA.png/diff')).status).toBe(404);
     const pinned = await call('POST', `/monitors/${id}/checks/${first.json.job_id}/pin`, { key });
     expect(pinned.json).toMatchObject({ baseline: 'pinned', pinned_job_id: first.json.job_id });
+    // Nothing proposed (the monitor did not ask for proposals): both answer the monitor as it is.
+    expect((await call('POST', `/monitors/${id}/proposed-masks/accept`, { key })).status).toBe(200);
+    expect((await call('POST', `/monitors/${id}/proposed-masks/reject`, { key })).status).toBe(200);
     expect((await call('DELETE', `/monitors/${id}`, { key })).status).toBe(204);
     expect((await call('POST', `/monitors/${id}/run`, { key })).status).toBe(404);
+    expect((await call('POST', `/monitors/${id}/proposed-masks/accept`, { key })).status).toBe(404);
   });
 
   it('for several devices and another format', async () => {

@@ -106,6 +106,24 @@ export function monitorPaths({ json, ref, rateHeaders, authErrors, keyedError }:
         responses: { '200': ok('The monitor', 'Monitor'), '400': badRequest, '404': keyedError('No such monitor or check'), ...authErrors },
       },
     },
+    '/monitors/{id}/proposed-masks/accept': {
+      post: {
+        operationId: 'acceptProposedMasks',
+        tags,
+        summary: "Accept the masks proposed when the monitor took its first baseline: they join its mask_rects, and proposed_masks is emptied",
+        parameters: [id],
+        responses: { '200': ok('The monitor', 'Monitor'), '404': notFound, ...authErrors },
+      },
+    },
+    '/monitors/{id}/proposed-masks/reject': {
+      post: {
+        operationId: 'rejectProposedMasks',
+        tags,
+        summary: 'Reject the proposed masks: proposed_masks is emptied, mask_rects stay as they are',
+        parameters: [id],
+        responses: { '200': ok('The monitor', 'Monitor'), '404': notFound, ...authErrors },
+      },
+    },
     '/files/{name}/diff': {
       get: {
         operationId: 'getMonitorDiff',
