@@ -120,7 +120,8 @@ describe('the warnings of a capture', () => {
   };
 
   it.each(Object.keys(LOADING_STATES))('says placeholders for a panel still loading (%s), naming what it shows', async (kind) => {
-    const result = await capture(`/warn/loading/${kind}.html`);
+    // At `load`: a settled capture waits for loading states to go, to its cap (settled.test.ts).
+    const result = await capture(`/warn/loading/${kind}.html`, { options: { waitUntil: 'load' } });
     expect(codes(result.warnings)).toEqual(['placeholders']);
     expect(result.warnings[0]!.message).toContain(`The picture shows ${loadingNames[kind]}: the page had not finished drawing.`);
   });

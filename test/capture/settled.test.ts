@@ -60,6 +60,12 @@ describe('a capture that waits for the page to settle', () => {
     expect(codes(result)).toEqual([]);
   });
 
+  it('waits while the page shows loading states: a gauge showing "-" until its figure comes', async () => {
+    const { result } = await capture('/live/gauges.html');
+    expect(result.html).toContain('<span id="disk" style="font-size:40px">42</span>');
+    expect(codes(result)).toEqual([]);
+  });
+
   it('reaches settled with a WebSocket and an event stream open, without waiting for its cap and without network_busy', async () => {
     const { result, ms } = await capture('/live/streams.html', { settleTimeoutMs: 8_000 });
     expect(codes(result)).toEqual([]);

@@ -2,6 +2,7 @@ import sharp from 'sharp';
 
 import { sleep } from '../../deadline.js';
 import { type PageActivity, pageActivity } from '../in-page/settle-signals.js';
+import { probeArguments, probePage } from '../in-page/warning-probe.js';
 import { evaluate, type PageDriver } from './page-driver.js';
 import type { SettleRegion, SettleReport } from './settle-report.js';
 
@@ -70,6 +71,7 @@ export async function waitUntilSettled(
   let first: PageActivity | null = null;
   let activity: PageActivity;
   let net: { settled: boolean; busy: string[] };
+  let loading = false;
   for (;;) {
     // A page that broke what pageActivity calls is watched by its frames alone, over the preset's viewport.
     activity = await evaluate(driver, pageActivity, null).catch(() => unknownActivity(first, input.viewport));
@@ -82,7 +84,10 @@ export async function waitUntilSettled(
     // still draw: not settled before it ran.
     const putOff = activity.changes.timeouts + activity.changes.frames > 0;
     const pictureSettled = !putOff && (needsFrames ? frames.settled() : true);
-    if (activity.fontsReady && net.settled && pictureSettled) break;
+    // Last, the page must not show loading states (the verdict's placeholders: a gauge showing
+    // "-", a spinner, a skeleton): an app that asks for its data late is not drawn yet.
+    loading = activity.fontsReady && net.settled && pictureSettled && (await showsLoadingStates(driver, clipOf(input.area, activity.viewport)));
+    if (activity.fontsReady && net.settled && pictureSettled && !loading) break;
     if (Date.now() >= until) break;
     await sleep(Math.min(needsFrames ? FRAME_EVERY_MS : POLL_MS, Math.max(0, until - Date.now())));
   }
@@ -90,7 +95,7 @@ export async function waitUntilSettled(
   if (!activity.fontsReady) holding.push('fonts');
   if (!net.settled) holding.push('network');
   const changing = frames.started && !frames.settled() ? frames.changing() : null;
-  if (changing || activity.changes.timeouts + activity.changes.frames > 0) holding.push('picture');
+  if (changing || loading || activity.changes.timeouts + activity.changes.frames > 0) holding.push('picture');
   return {
     settled: holding.length === 0,
     waitedMs: Date.now() - started,
@@ -100,6 +105,12 @@ export async function waitUntilSettled(
     ignored: frames.started ? frames.onItsOwn() : [],
     busy: net.busy.slice(0, 3),
   };
+}
+
+/** Whether the area shows loading states (warning-probe.ts: placeholders); a page that broke the probe shows none. */
+async function showsLoadingStates(driver: PageDriver, area: SettleRegion): Promise<boolean> {
+  const probe = await evaluate(driver, probePage, probeArguments({ ...area, overlay: false, blocked: [] })).catch(() => null);
+  return (probe?.placeholders.count ?? 0) > 0;
 }
 
 /** What is assumed of a page whose activity could not be read: nothing is known, so its frames decide. */
