@@ -83,6 +83,8 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
   private readonly awaitingHeaders = new Set<string>();
   private started = 0;
   private lastActivity = Date.now();
+  /** Set by markSettleStart: only then is a crowd of requests in flight noted. */
+  private settling = false;
   /** When more than SETTLE_CROWD ordinary requests were last in flight, since the mark (markSettleStart); 0 if never. */
   private lastCrowded = 0;
   private readonly detach: () => void;
@@ -103,7 +105,7 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
         this.inFlight.set(requestId, entry);
         this.started++;
         this.lastActivity = now;
-        if (this.ordinaryInFlight(now).length > SETTLE_CROWD) this.lastCrowded = now;
+        if (this.settling && this.ordinaryCount(now) > SETTLE_CROWD) this.lastCrowded = now;
         const early = this.earlyHeaders.get(requestId);
         if (early) {
           this.earlyHeaders.delete(requestId);
@@ -143,7 +145,7 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
   async networkIdle(maxMs: number, quietMs = QUIET_MS): Promise<boolean> {
     const deadline = Date.now() + maxMs;
     for (;;) {
-      if (this.ordinaryInFlight(Date.now()).length === 0 && Date.now() - this.lastActivity >= quietMs) return true;
+      if (this.ordinaryCount(Date.now()) === 0 && Date.now() - this.lastActivity >= quietMs) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -198,6 +200,7 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
 
   /** Starts watching for the network to settle: what was in flight before counts no more as a crowd (the page's `load`). */
   markSettleStart(): void {
+    this.settling = true;
     this.lastCrowded = 0;
   }
 
@@ -227,6 +230,13 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
   /** The requests in flight that are not connections open by design. */
   private ordinaryInFlight(now: number): InFlight[] {
     return [...this.inFlight.values()].filter((request) => !openByDesign(request, now));
+  }
+
+  /** How many requests in flight are not connections open by design (no list made: it runs at every request). */
+  private ordinaryCount(now: number): number {
+    let count = 0;
+    for (const request of this.inFlight.values()) if (!openByDesign(request, now)) count++;
+    return count;
   }
 
   /** Reads the egress proxy's markers on a response (a redirect's comes with the next hop's request, unread). */
