@@ -34,6 +34,11 @@ const SETTLE_CROWD = 2;
 const SETTLE_QUIET_MS = 500;
 /** Request types a script makes for data: one in flight is data the page is waiting for, until it is held LONG_HELD_MS. */
 const DATA_TYPES = new Set(['XHR', 'Fetch']);
+/**
+ * A script's data request that ended this recently has an answer the page may still be reading
+ * (its JSON parsed, the promise chain that draws it not yet run): the network is not settled yet.
+ */
+const DATA_READ_MS = 200;
 
 /**
  * A request in flight: where it goes now (after redirects), whether it is the main frame's
@@ -85,6 +90,8 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
   private lastActivity = Date.now();
   /** Set by markSettleStart: only then is a crowd of requests in flight noted. */
   private settling = false;
+  /** When a script's data request last ended (0: none has). */
+  private lastDataEnded = 0;
   /** When more than SETTLE_CROWD ordinary requests were last in flight, since the mark (markSettleStart); 0 if never. */
   private lastCrowded = 0;
   private readonly detach: () => void;
@@ -206,15 +213,17 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
 
   /**
    * Whether the page's network has settled (wait_until: settled): no more than two ordinary
-   * requests in flight for 500 ms since markSettleStart, and none of them a script's request for
-   * data younger than LONG_HELD_MS. Returns the ordinary requests in flight when it has not.
+   * requests in flight for 500 ms since markSettleStart, none of them a script's request for
+   * data younger than LONG_HELD_MS, and none such ended within DATA_READ_MS. Returns the
+   * ordinary requests in flight when it has not.
    */
   networkSettled(): { settled: boolean; busy: string[] } {
     const now = Date.now();
     const ordinary = this.ordinaryInFlight(now);
     if (ordinary.length > SETTLE_CROWD) this.lastCrowded = now;
     const quiet = this.lastCrowded === 0 || now - this.lastCrowded >= SETTLE_QUIET_MS;
-    const settled = quiet && !ordinary.some((request) => DATA_TYPES.has(request.type ?? ''));
+    const read = now - this.lastDataEnded >= DATA_READ_MS;
+    const settled = quiet && read && !ordinary.some((request) => DATA_TYPES.has(request.type ?? ''));
     return { settled, busy: settled ? [] : ordinary.map((request) => request.url) };
   }
 
@@ -278,6 +287,7 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
     this.inFlight.delete(requestId);
     if (request) keepBounded(this.settled, requestId, request);
     this.lastActivity = Date.now();
+    if (request && DATA_TYPES.has(request.type ?? '')) this.lastDataEnded = this.lastActivity;
     return request;
   }
 }
