@@ -268,3 +268,17 @@ describe('the not_settled warning', () => {
     expect(await warningsOf({ settle: null })).toEqual([]);
   });
 });
+
+describe('the addresses a warning names', () => {
+  const long = `http://127.0.0.1:9/${'a'.repeat(5_000)}`;
+  const shown = `${long.slice(0, 200)}…`;
+
+  it('are cut to 200 characters: a page makes its addresses as long as it likes', async () => {
+    const probe = { ...NOTHING_PROBED, images: { failed: 1, loading: 0, first: `data:image/png;base64,${'A'.repeat(5_000)}` } };
+    const settle: SettleReport = { settled: false, waitedMs: 1_000, capMs: 1_000, holding: ['network'], changing: null, ignored: [], busy: [long] };
+    const warnings = await captureWarnings({ blank: null, probe, picture: null, settle, inFlight: [long], truncated: null, httpStatus: 200, console: { count: 0, first: null } });
+    expect(warnings.map((w) => w.code)).toEqual(['images_not_loaded', 'network_busy', 'not_settled']);
+    for (const warning of warnings) expect(warning.message.length).toBeLessThan(500);
+    expect(warnings.find((w) => w.code === 'network_busy')!.message).toContain(`(first: ${shown})`);
+  });
+});

@@ -138,6 +138,9 @@ export interface CaptureVerdict {
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** The most of an address a message names: a page makes its addresses (a data: URL, a long query) as long as it likes. */
+const ADDRESS_SHOWN_CHARS = 200;
+const address = (url: string | null) => (url !== null && url.length > ADDRESS_SHOWN_CHARS ? `${url.slice(0, ADDRESS_SHOWN_CHARS)}…` : url);
 const quoted = (names: string[]) => names.map((name) => `"${name}"`).join(', ');
 
 /** What a cut kept of what was asked, by the sides it cut: a tall page at the bottom, a wide element at its right, or both. */
@@ -160,7 +163,7 @@ function notSettled({ capMs, holding, changing, busy }: SettleReport): string {
     held.push(['The picture was still changing', region || '']);
   }
   if (holding.includes('network')) {
-    held.push(['The network was still busy', busy.length > 0 ? `: ${plural(busy.length, 'request')} in flight (first: ${busy[0]})` : '']);
+    held.push(['The network was still busy', busy.length > 0 ? `: ${plural(busy.length, 'request')} in flight (first: ${address(busy[0]!)})` : '']);
   }
   if (holding.includes('fonts')) held.push(['Web fonts were still loading', '']);
   const [first = ['The page had not settled', ''], ...rest] = held;
@@ -185,7 +188,7 @@ export async function captureWarnings(verdict: CaptureVerdict): Promise<CaptureW
   const { failed, loading, first } = probe.images;
   if (failed + loading > 0) {
     const parts = [failed > 0 ? `${failed} failed to load` : '', loading > 0 ? `${loading} had not finished loading` : ''].filter(Boolean);
-    add('images_not_loaded', `${plural(failed + loading, 'image')} in the picture ${failed + loading === 1 ? 'is' : 'are'} missing: ${parts.join(', ')} (first: ${first}).`);
+    add('images_not_loaded', `${plural(failed + loading, 'image')} in the picture ${failed + loading === 1 ? 'is' : 'are'} missing: ${parts.join(', ')} (first: ${address(first)}).`);
   }
   const { fonts } = probe;
   if (fonts.failed.length + fonts.loading.length > 0) {
@@ -230,7 +233,7 @@ export async function captureWarnings(verdict: CaptureVerdict): Promise<CaptureW
   }
   const { inFlight } = verdict;
   if (inFlight.length > 0) {
-    add('network_busy', `${plural(inFlight.length, 'request was', 'requests were')} still in flight at capture (first: ${inFlight[0]}).`);
+    add('network_busy', `${plural(inFlight.length, 'request was', 'requests were')} still in flight at capture (first: ${address(inFlight[0]!)}).`);
   } else if (blank?.retaken && !blank.blank) {
     add(
       'network_busy',
