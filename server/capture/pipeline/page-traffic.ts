@@ -177,8 +177,7 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
    * page saw. Returns at once when there is none (nearly every capture).
    */
   async lateRefusals(maxMs = LATE_HEADERS_MS): Promise<void> {
-    const deadline = Date.now() + maxMs;
-    while (this.awaitingHeaders.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await pollUntil(() => this.awaitingHeaders.size === 0, maxMs);
   }
 
   /**
@@ -201,8 +200,7 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
 
   /** Resolves once awaited() is 0, or after `maxMs`. */
   async untilNoneAwaited(maxMs: number): Promise<void> {
-    const deadline = Date.now() + maxMs;
-    while (this.awaited() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await pollUntil(() => this.awaited() === 0, maxMs);
   }
 
   /** Starts watching for the network to settle: what was in flight before counts no more as a crowd (the page's `load`). */
@@ -314,6 +312,12 @@ function isWorkerScript(type: string | undefined, documentURL: string | undefine
  */
 function isTabIcon(type: string | undefined, initiator: { type: string } | undefined): boolean {
   return type === 'Other' && initiator?.type === 'other';
+}
+
+/** Resolves once `done()` holds, checked every POLL_MS, or after `maxMs`. */
+async function pollUntil(done: () => boolean, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 }
 
 /** Adds an entry to a map kept to the last SETTLED_KEPT entries. */
