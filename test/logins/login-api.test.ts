@@ -125,6 +125,20 @@ describe('a monitor naming a login', () => {
     const changed = await server.v1('PATCH', `/monitors/${(await created.json()).id}`, key, { login: theirs.id });
     expect(changed.status).toBe(400);
   });
+
+  it("is refused the same way when the admin creates or changes the monitor for an account", async () => {
+    const theirs = await (await create({ ...form, name: 'theirs-admin' }, other)).json();
+    const monitor = { account_id: accountId, url: 'http://127.0.0.1:9/', schedule: { every_minutes: 60 }, paused: true };
+    const refused = await server.admin('POST', '/monitors', { ...monitor, login: theirs.id });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain(theirs.id);
+    const mine = await (await create({ ...form, name: 'ours-admin' })).json();
+    const created = await server.admin('POST', '/monitors', { ...monitor, login: mine.id });
+    expect(created.status).toBe(201);
+    const changed = await server.admin('PATCH', `/monitors/${created.body.id}`, { login: theirs.id });
+    expect(changed.status).toBe(400);
+    expect(changed.body.message).toContain(theirs.id);
+  });
 });
 
 describe('the admin API', () => {
