@@ -23,7 +23,7 @@ export async function setupAppServer(log: Logger): Promise<RunningServer> {
   let running: RunningServer;
   try {
     running = await startServer(config, {
-      engine: ({ proxyServer }) => new ElectronEngine({ proxyServer, log: log.child({ component: 'capture' }) }),
+      engine: ({ proxyServer, trustedCertificates }) => new ElectronEngine({ proxyServer, trustedCertificates, log: log.child({ component: 'capture' }) }),
       log,
     });
   } catch (err) {

@@ -4,6 +4,7 @@ import { capturePage } from '../server/capture/capture-pipeline.js';
 import { type CaptureEngine, CaptureError, type CaptureRequest, type CaptureResult } from '../server/capture/engine.js';
 import { Tripwire } from '../server/capture/pipeline/tripwire.js';
 import { userAgentFor } from '../server/capture/presets.js';
+import { type ChainChecker, chainChecker } from '../server/egress/trusted-authorities.js';
 import type { Logger } from '../server/logger.js';
 import { emulateDevice } from './device-emulation.js';
 import { type JobWindow, openJobWindow } from './job-window.js';
@@ -15,6 +16,11 @@ export interface ElectronEngineOptions {
    * the conformance runner uses
    */
   proxyServer?: string;
+  /**
+   * Authorities trusted besides the system's (`--ca-file`, SCREENSHOT_CA_FILES), PEM: a chain
+   * Chromium finds no trusted root for is accepted when it leads to one of them. @default none
+   */
+  trustedCertificates?: readonly string[];
   /** Where notes about pages go (one whose `load` never fired). @default silentLogger */
   log?: Logger;
 }
@@ -40,7 +46,12 @@ export class ElectronEngine implements CaptureEngine {
   /** Sessions of finished jobs still being emptied; close() waits for them. */
   private readonly emptying = new Set<Promise<void>>();
 
-  constructor(private readonly options: ElectronEngineOptions = {}) {}
+  /** Asked about a chain Chromium's roots do not trust; none without --ca-file. */
+  private readonly trusts?: ChainChecker;
+
+  constructor(private readonly options: ElectronEngineOptions = {}) {
+    if (options.trustedCertificates?.length) this.trusts = chainChecker({ certificates: [...options.trustedCertificates] });
+  }
 
   async start(): Promise<void> {
     await app.whenReady();
@@ -71,7 +82,7 @@ export class ElectronEngine implements CaptureEngine {
     const userAgent = userAgentFor(preset, request.googlebot, this.chromiumVersion());
     const tripwire = new Tripwire();
     const proxyServer = request.proxyServer ?? this.options.proxyServer;
-    const job = await openJobWindow({ url, viewport, userAgent, proxyServer }, tripwire);
+    const job = await openJobWindow({ url, viewport, userAgent, proxyServer, trusts: this.trusts }, tripwire);
     this.active.set(job, tripwire);
     const stopWatching = tripwire.watch(signal);
     let finished = false;

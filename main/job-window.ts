@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 
-import { BrowserWindow, type Session, session, type WebContents } from 'electron';
+import { BrowserWindow, type Certificate, type Session, session, type WebContents } from 'electron';
 
 import { pageCrashed } from '../server/capture/capture-failures.js';
 import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
 import type { PageDriver } from '../server/capture/pipeline/page-driver.js';
 import type { Tripwire } from '../server/capture/pipeline/tripwire.js';
 import { withDeadline } from '../server/deadline.js';
+import type { ChainChecker } from '../server/egress/trusted-authorities.js';
 import { debuggerDriver } from './debugger-driver.js';
 
 const CLEANUP_TIMEOUT_MS = 5_000;
@@ -18,6 +19,8 @@ export interface JobWindowOptions {
   userAgent: string;
   /** The egress guard's forward proxy; unset means direct connections (conformance runs only). */
   proxyServer?: string;
+  /** The --ca-file authorities' check of a chain Chromium's own roots refused; unset: Chromium decides alone. */
+  trusts?: ChainChecker;
 }
 
 /** One capture's hidden window, alone in its own in-memory session. */
@@ -55,6 +58,7 @@ export async function openJobWindow(options: JobWindowOptions, tripwire: Tripwir
         { mode: 'fixed_servers', proxyRules: options.proxyServer, proxyBypassRules: '<-loopback>' }
       : { mode: 'direct' },
   );
+  if (options.trusts) trustAuthorities(ses, options.trusts);
   ses.setUserAgent(options.userAgent);
   ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
@@ -160,4 +164,32 @@ async function emptySession(ses: Session): Promise<void> {
   } catch {
     // best effort
   }
+}
+
+/** Chromium's net error for a chain that leads to no root it trusts (net/base/net_error_list.h). */
+const ERR_CERT_AUTHORITY_INVALID = -202;
+/** setCertificateVerifyProc's answers: trusted, or Chromium's own verdict. */
+const VERIFIED = 0;
+const CHROMIUM_DECIDES = -3;
+/** Longest chain followed through a certificate's issuers. */
+const MAX_CHAIN = 8;
+
+/**
+ * Lets the session trust the --ca-file authorities besides Chromium's: on Linux the headless
+ * engine is given them in an NSS database of its own, which the app cannot do without touching
+ * the user's. Only a chain Chromium refused for its authority alone is looked at again, and it is
+ * accepted when it names the host and leads to one of them (chainChecker); any other error (a
+ * wrong name, an expired or revoked certificate) keeps Chromium's verdict, and the job fails
+ * naming the host and the error as in the headless engine.
+ */
+function trustAuthorities(ses: Session, trusts: ChainChecker): void {
+  ses.setCertificateVerifyProc((request, callback) => {
+    if (request.errorCode !== ERR_CERT_AUTHORITY_INVALID) return callback(CHROMIUM_DECIDES);
+    const chain: string[] = [];
+    for (let cert: Certificate | undefined = request.certificate; cert && chain.length < MAX_CHAIN; cert = cert.issuerCert) {
+      chain.push(cert.data);
+      if (cert.issuerCert === cert) break;
+    }
+    callback(trusts(chain, request.hostname) ? VERIFIED : CHROMIUM_DECIDES);
+  });
 }

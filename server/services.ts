@@ -67,7 +67,7 @@ const WEBHOOK_DUE_GRACE_MS = 10_000;
 /** What an entry point may supply instead of the defaults. */
 export interface ServiceDeps {
   /** The capture engine; ChromiumEngine on the system Chromium by default (Electron passes its own). */
-  engine?: CaptureEngine | ((options: { proxyServer?: string; events?: EngineEvents }) => CaptureEngine);
+  engine?: CaptureEngine | ((options: { proxyServer?: string; events?: EngineEvents; trustedCertificates: string[] }) => CaptureEngine);
   /**
    * Where the services log. A line callback (the desktop shell's log) is wrapped in a
    * Logger. @default createLogger(): JSON lines on stdout, readable lines on a terminal
@@ -331,7 +331,7 @@ async function startEgress(
   steps.push({ name: 'the egress proxy', stop: () => proxy.close() });
   const events = metrics.engineEvents;
   const engine =
-    typeof deps.engine === 'function' ? deps.engine({ proxyServer: proxy.url, events }) : deps.engine ?? chromiumEngines(config, proxy.url, log, events, authorities);
+    typeof deps.engine === 'function' ? deps.engine({ proxyServer: proxy.url, events, trustedCertificates: authorities.certificates }) : deps.engine ?? chromiumEngines(config, proxy.url, log, events, authorities);
   return { egress, proxy, engine };
 }
 
