@@ -270,7 +270,10 @@ class JobRun {
     const id = this.job.options?.login;
     if (!id) return undefined;
     if (!this.ctx.deps.logins) throw new CaptureError('Saved logins are not available here');
-    return this.ctx.deps.logins.forCapture(this.job.account_id, id, refused);
+    // A sign-in is part of one capture: it holds the login against other nodes at most that long.
+    const settings = this.ctx.deps.settings.get();
+    const holdMs = settings.navigation_timeout_ms + settings.capture_timeout_ms;
+    return this.ctx.deps.logins.forCapture(this.job.account_id, id, { refused, holdMs, signal: this.controller.signal });
   }
 
   private capture(secrets: SealedJobValues, login: CaptureLogin | undefined): Promise<CaptureResult> {

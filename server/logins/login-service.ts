@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { CaptureLogin, StorageState } from '../capture/capture-login.js';
+import type { CaptureLogin, SignInForm, StorageState } from '../capture/capture-login.js';
 import { CaptureError } from '../capture/engine.js';
 import { httpUrl } from '../contract/http-url.js';
 import { LOGIN_FIELDS_BY_TYPE, LoginCreate, type LoginPatch, LoginPatch as LoginPatchSchema, type LoginView } from '../contract/logins.js';
@@ -33,6 +35,19 @@ const newLoginId = () => `login_${crypto.randomBytes(12).toString('hex')}`;
 /** Longest text of a page kept as a login's last error. */
 const LAST_ERROR_MAX_CHARS = 300;
 
+/** How often a capture waiting for another node's sign-in looks at the login again. */
+const SIGN_IN_POLL_MS = 250;
+
+/** How a capture asks for its login (LoginService.forCapture). */
+export interface CaptureTake {
+  /** The session_version a capture was just refused with: a new session is needed. */
+  refused?: number;
+  /** How long a sign-in this capture starts may hold the login against other nodes: the capture's own bound. */
+  holdMs: number;
+  /** The job's: ends a wait for another node's sign-in. */
+  signal?: AbortSignal;
+}
+
 /**
  * The accounts' saved logins: kept with their secrets sealed, shown without them, and handed to
  * captures. A form login signs in once and keeps the session it got; a capture refused with
@@ -41,6 +56,8 @@ const LAST_ERROR_MAX_CHARS = 300;
  */
 export class LoginService {
   private readonly locks = new LoginLocks();
+  /** Names this service's sign-ins in the store, apart from other nodes'. */
+  private readonly holder = `${os.hostname()}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
 
   constructor(private readonly deps: LoginServiceDeps) {}
 
@@ -127,8 +144,11 @@ export class LoginService {
    * it is the one a capture was just refused with (`refused`, its session_version): then, as
    * when none is kept, the capture is told to sign in, and this login's lock is held until it says
    * how that went (`signIn`) or `done` is called, so captures waiting meanwhile get its session.
+   * Across the nodes of a cluster the sign-in is claimed in the store for `holdMs` (the capture's
+   * own bound): a capture finding it claimed elsewhere waits for the session it brings, or for the
+   * claim to lapse, or for `signal`.
    */
-  async forCapture(accountId: string, id: string, refused?: number): Promise<{ login: CaptureLogin; version: number; done: () => void }> {
+  async forCapture(accountId: string, id: string, take: CaptureTake): Promise<{ login: CaptureLogin; version: number; done: () => void }> {
     const release = await this.locks.acquire(id);
     let held = true;
     const done = () => {
@@ -136,64 +156,89 @@ export class LoginService {
       held = false;
     };
     try {
-      const login = await this.deps.store.get(id);
-      if (!login || login.account_id !== accountId) throw new CaptureError(`The login ${id} no longer exists`);
-      const secrets = await this.openSecrets(login);
-      const name = login.name;
-      if (login.type === 'basic') {
-        done();
-        return { login: { name, session: null, basic: { origin: login.site, username: secrets.username!, password: secrets.password! } }, version: 0, done };
-      }
-      if (login.type === 'storage_state') {
-        done();
-        return { login: { name, session: secrets.session ?? null }, version: 0, done };
-      }
-      const form = {
-        loginUrl: login.login_url!,
-        username: secrets.username!,
-        password: secrets.password!,
-        usernameSelector: login.username_selector,
-        passwordSelector: login.password_selector,
-        submitSelector: login.submit_selector,
-        successSelector: login.success_selector,
-        successUrl: login.success_url,
-      };
-      if (secrets.session && login.session_version !== refused) {
-        done();
-        return { login: { name, session: secrets.session, form }, version: login.session_version, done };
-      }
-      // Credentials the site refused are not tried again by every job (an app may lock the user out after a few): only once changed.
-      if (login.state === 'failed') {
-        throw new CaptureError(
-          `The login "${name}" is not tried again: its last sign-in failed (${login.last_error ?? 'no reason given'}); give its credentials again with PATCH /v1/logins/${id}`,
-        );
-      }
-      const version = login.session_version + 1;
-      const signIn = {
-        signedIn: async (session: StorageState) => {
-          try {
-            const change = { state: 'signed_in' as const, signed_in_at: this.deps.clock.now(), last_error: null, session_version: version };
-            await this.deps.store.update(id, change, this.deps.secrets.seal({ ...secrets, session }));
-            this.deps.log.info({ login_id: id }, 'signed in; the session is kept for the next captures');
-          } finally {
+      for (;;) {
+        const login = await this.deps.store.get(id);
+        if (!login || login.account_id !== accountId) throw new CaptureError(`The login ${id} no longer exists`);
+        const secrets = await this.openSecrets(login);
+        const name = login.name;
+        if (login.type === 'basic') {
+          done();
+          return { login: { name, session: null, basic: { origin: login.site, username: secrets.username!, password: secrets.password! } }, version: 0, done };
+        }
+        if (login.type === 'storage_state') {
+          done();
+          return { login: { name, session: secrets.session ?? null }, version: 0, done };
+        }
+        const form = formOf(login, secrets);
+        if (secrets.session && login.session_version !== take.refused) {
+          done();
+          return { login: { name, session: secrets.session, form }, version: login.session_version, done };
+        }
+        // Credentials the site refused are not tried again by every job (an app may lock the user out after a few): only once changed.
+        if (login.state === 'failed') {
+          throw new CaptureError(
+            `The login "${name}" is not tried again: its last sign-in failed (${login.last_error ?? 'no reason given'}); give its credentials again with PATCH /v1/logins/${id}`,
+          );
+        }
+        const now = this.deps.clock.now();
+        if (await this.deps.store.claimSignIn(id, login.session_version, { by: this.holder, until: now + take.holdMs }, now)) {
+          let told = false;
+          const tell = () => ((told = true), done());
+          // A capture that ended without saying how its sign-in went (a crash, a time-out) frees the claim for the other nodes at once.
+          const ended = () => {
+            if (!told && held) this.deps.store.update(id, { signing_in: null }).catch(() => undefined);
             done();
-          }
-        },
-        failed: async (message: string, refused: boolean) => {
-          try {
-            const { session: _dropped, ...rest } = secrets;
-            const change = { state: refused ? ('failed' as const) : ('new' as const), last_error: message.slice(0, LAST_ERROR_MAX_CHARS) };
-            await this.deps.store.update(id, change, this.deps.secrets.seal(rest));
-            this.deps.log.info({ login_id: id }, 'the sign-in failed');
-          } finally {
-            done();
-          }
-        },
-      };
-      return { login: { name, session: null, form, signIn }, version, done };
+          };
+          return { login: { name, session: null, form, signIn: this.signInOutcome(id, secrets, login.session_version + 1, tell) }, version: login.session_version + 1, done: ended };
+        }
+        await this.signedInElsewhere(id, login.session_version, take.signal);
+      }
     } catch (err) {
       done();
       throw err;
+    }
+  }
+
+  /** What the capture that signs in says of it: the session kept (the next version), or why it failed; either ends the claim. */
+  private signInOutcome(id: string, secrets: LoginSecrets, version: number, done: () => void): NonNullable<CaptureLogin['signIn']> {
+    return {
+      signedIn: async (session: StorageState) => {
+        try {
+          const change = { state: 'signed_in' as const, signed_in_at: this.deps.clock.now(), last_error: null, session_version: version, signing_in: null };
+          await this.deps.store.update(id, change, this.deps.secrets.seal({ ...secrets, session }));
+          this.deps.log.info({ login_id: id }, 'signed in; the session is kept for the next captures');
+        } finally {
+          done();
+        }
+      },
+      failed: async (message: string, refused: boolean) => {
+        try {
+          const { session: _dropped, ...rest } = secrets;
+          const change = { state: refused ? ('failed' as const) : ('new' as const), last_error: message.slice(0, LAST_ERROR_MAX_CHARS), signing_in: null };
+          await this.deps.store.update(id, change, this.deps.secrets.seal(rest));
+          this.deps.log.info({ login_id: id }, 'the sign-in failed');
+        } finally {
+          done();
+        }
+      },
+    };
+  }
+
+  /**
+   * Waits while another node signs in with the login: until it kept a new session, or failed,
+   * or its claim lapsed (a node that stopped), whichever comes first; `signal` ends the wait.
+   */
+  private async signedInElsewhere(id: string, sessionVersion: number, signal: AbortSignal | undefined): Promise<void> {
+    this.deps.log.info({ login_id: id }, 'another node is signing in with this login; waiting for its session');
+    for (;;) {
+      try {
+        await sleep(SIGN_IN_POLL_MS, undefined, { signal });
+      } catch {
+        throw new CaptureError(`The job ended while another node was signing in with the login ${id}`);
+      }
+      const login = await this.deps.store.get(id);
+      const claim = login?.signing_in;
+      if (!login || login.session_version !== sessionVersion || !claim || claim.until < this.deps.clock.now()) return;
     }
   }
 
@@ -208,6 +253,20 @@ export class LoginService {
       throw new CaptureError(`The credentials of the login "${login.name}" could not be read: the data directory's job-secrets.key changed since they were given`);
     }
   }
+}
+
+/** The sign-in form of a form login, with its credentials. */
+function formOf(login: LoginRecord, secrets: LoginSecrets): SignInForm {
+  return {
+    loginUrl: login.login_url!,
+    username: secrets.username!,
+    password: secrets.password!,
+    usernameSelector: login.username_selector,
+    passwordSelector: login.password_selector,
+    submitSelector: login.submit_selector,
+    successSelector: login.success_selector,
+    successUrl: login.success_url,
+  };
 }
 
 const FORM_OPTIONAL = ['username_selector', 'password_selector', 'submit_selector', 'success_selector', 'success_url'];

@@ -300,6 +300,14 @@ export interface LoginStore {
   secrets(id: string): Promise<string | null>;
   /** Removes the login and erases its secrets; false when there was none. */
   remove(id: string): Promise<boolean>;
+  /**
+   * Takes the sign-in of the login's next session for `claim.by` until `claim.until`, in one
+   * atomic step across the nodes of a cluster: true when the login still keeps session
+   * `sessionVersion`, its credentials were not refused (state `failed`), and no sign-in of another holder holds it past `now` (one of `claim.by`'s
+   * own is taken over: its process holds the login's lock); false otherwise (or no login).
+   * The sign-in's end (update) sets `signing_in` back to null.
+   */
+  claimSignIn(id: string, sessionVersion: number, claim: { by: string; until: number }, now: number): Promise<boolean>;
 }
 
 /**

@@ -6,10 +6,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
+import { appMissing } from '../helpers/apps.js';
 import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
 import { account, admin, adminToken, type ClusterNode, ClusterNodes, endedJobs, killWhileCapturing, postInWaves, v1 } from '../helpers/cluster-nodes.js';
 import { type HeldImages, startHeldImages } from '../helpers/held-images.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { SECRET_TEXT, startSignedInWiki } from '../helpers/signed-in-wiki.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // Three server processes on one PostgreSQL server, as three machines of a cluster would run:
@@ -75,6 +77,27 @@ describe('a cluster of three nodes on one PostgreSQL', () => {
     expect(new Set(tokens).size).toBe(1);
     for (const node of nodes) expect((await admin(node, 'GET', '/accounts')).status).toBe(200);
     expect(new Set(nodes.map((n) => n.name)).size).toBe(3);
+  });
+
+  it.skipIf(appMissing('dokuwiki'))('signs in once across the nodes for captures that need the same saved login at once', async () => {
+    const wiki = await startSignedInWiki();
+    try {
+      const { key, accountId } = await account(nodes[0]);
+      const created = await v1(nodes[0], key, 'POST', '/logins', wiki.login());
+      expect(created.status).toBe(201);
+      const login = ((await created.json()) as { id: string }).id;
+      // Two jobs a node, all at once: each node has captures needing the login before any sign-in ends.
+      const ids = await postInWaves(nodes, key, 6, 6, () => ({ url: wiki.securePage, login }));
+      const ended = await endedJobs(nodes, key, accountId, ids);
+      expect(ended.map((job) => job.status)).toEqual(ids.map(() => 'completed'));
+      for (const [i, id] of ids.entries()) {
+        const job = (await (await v1(nodes[i % nodes.length], key, 'GET', `/screenshot/${id}?include_source=1`)).json()) as { page_source: string };
+        expect(job.page_source).toContain(SECRET_TEXT);
+      }
+      expect(wiki.signIns()).toBe(1);
+    } finally {
+      await wiki.stop();
+    }
   });
 
   it("runs each monitor's occurrence once across the nodes, and missed ones as one check", async () => {

@@ -1,7 +1,6 @@
 // Captures behind a sign-in page with saved logins, against a real wiki (DokuWiki from Debian's
 // package, served by PHP on loopback) and a loopback fixture for HTTP Basic and an imported
 // session. Sign-ins are counted at the wiki: each is one POST in PHP's access log.
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -16,18 +15,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalQuery, signCanonical } from '../../server/api/render-link.js';
 import { backupDataDir } from '../../server/cli/backup.js';
 import { SecretBox } from '../../server/crypto/secret-box.js';
-import { appMissing, startApp, type StartedApp } from '../helpers/apps.js';
+import { appMissing } from '../helpers/apps.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { filesHolding } from '../helpers/files-under.js';
+import { SECRET_TEXT, type SignedInWiki, startSignedInWiki } from '../helpers/signed-in-wiki.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 
-const PASSWORD = `pw-${crypto.randomBytes(6).toString('hex')}`;
-const SECRET_TEXT = 'Only signed-in readers see the launch plan 7391';
 const BASIC_PASSWORD = `basic-${crypto.randomBytes(6).toString('hex')}`;
 const COOKIE_VALUE = `sid-${crypto.randomBytes(6).toString('hex')}`;
 const TOKEN_VALUE = `token-${crypto.randomBytes(6).toString('hex')}`;
 
-let wiki: StartedApp;
+let wiki: SignedInWiki;
 let fixture: http.Server;
 let fixtureUrl: string;
 /** Another origin, with a sign-in form of its own, that counts the requests carrying a body. */
@@ -41,24 +39,6 @@ let signingSecret: string;
 const log = captureLog();
 /** Every answer the tests read, to look for secrets in. */
 const answers: string[] = [];
-
-/** The wiki with one user, and a namespace only signed-in users may read. */
-function configureWiki(dir: string): void {
-  const conf = path.join(dir, 'conf');
-  const hash = execFileSync('php', ['-r', `echo password_hash(${JSON.stringify(PASSWORD)}, PASSWORD_BCRYPT);`], { encoding: 'utf8' });
-  fs.writeFileSync(path.join(conf, 'users.auth.php'), `alice:${hash}:Alice:alice@example.test:admin,user\n`);
-  fs.writeFileSync(path.join(conf, 'acl.auth.php'), ['*\t@ALL\t1', '*\t@user\t8', 'secret:*\t@ALL\t0', 'secret:*\t@user\t1', ''].join('\n'));
-  // No session cache: every request checks the sign-in cookie against the cookie salt, which the tests change to end every session.
-  fs.appendFileSync(path.join(conf, 'local.php'), "\n$conf['useacl'] = 1;\n$conf['authtype'] = 'authplain';\n$conf['auth_security_timeout'] = -1;\n");
-  fs.mkdirSync(path.join(dir, 'data', 'pages', 'secret'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'data', 'pages', 'secret', 'plans.txt'), `====== Plans ======\n\n${SECRET_TEXT}\n`);
-}
-
-/** Sign-ins the wiki has seen: POSTs of its login form. */
-const signIns = () => (fs.readFileSync(path.join(wiki.dir, 'php.log'), 'utf8').match(/\]: POST \/doku\.php/g) ?? []).length;
-
-/** Ends every session of the wiki: a new cookie salt makes every sign-in cookie unreadable. */
-const endWikiSessions = () => fs.writeFileSync(path.join(wiki.dir, 'data', 'meta', '_htcookiesalt2'), crypto.randomBytes(32).toString('hex'));
 
 /** /basic needs the Basic credentials; /state shows whether the cookie and the localStorage item are there. */
 function fixtureHandler(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -82,8 +62,7 @@ function fixtureHandler(req: http.IncomingMessage, res: http.ServerResponse): vo
 }
 
 beforeAll(async () => {
-  wiki = await startApp('dokuwiki');
-  configureWiki(wiki.dir);
+  wiki = await startSignedInWiki();
   fixture = http.createServer(fixtureHandler);
   await new Promise<void>((resolve) => fixture.listen(0, '127.0.0.1', resolve));
   fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
@@ -126,8 +105,8 @@ async function capture(url: string, login: string): Promise<any> {
   return json(await server.v1('GET', `/screenshot/${created.job_id}?include_source=1`, key));
 }
 
-const wikiLogin = (password = PASSWORD) => ({ name: 'wiki', type: 'form', login_url: `${wiki.url}/doku.php?id=start&do=login`, username: 'alice', password });
-const securePage = () => `${wiki.url}/doku.php?id=secret:plans`;
+const wikiLogin = (password?: string) => wiki.login(password);
+const securePage = () => wiki.securePage;
 
 describe.skipIf(appMissing('dokuwiki'))('a saved form login on a real wiki', () => {
   let login: string;
@@ -140,18 +119,18 @@ describe.skipIf(appMissing('dokuwiki'))('a saved form login on a real wiki', () 
       expect(job.page_source).toContain(SECRET_TEXT);
       expect((job.warnings ?? []).map((w: { code: string }) => w.code)).not.toContain('login_page');
     }
-    expect(signIns()).toBe(1);
+    expect(wiki.signIns()).toBe(1);
     const shown = await json(await server.v1('GET', `/logins/${login}`, key));
     expect(shown).toMatchObject({ state: 'signed_in', last_error: null });
     expect(shown.signed_in_at).not.toBeNull();
   });
 
   it('signs in again, once, after the wiki ended the session', async () => {
-    endWikiSessions();
+    wiki.endSessions();
     const job = await capture(securePage(), login);
     expect(job.status, job.error).toBe('completed');
     expect(job.page_source).toContain(SECRET_TEXT);
-    expect(signIns()).toBe(2);
+    expect(wiki.signIns()).toBe(2);
   });
 
   it('fails the job with a clear error when the password is wrong, and says so on the login', async () => {
@@ -167,14 +146,14 @@ describe.skipIf(appMissing('dokuwiki'))('a saved form login on a real wiki', () 
   it('does not try refused credentials again until they are changed', async () => {
     const wrong = await createLogin({ ...wikiLogin('still-not-it'), name: 'refused' });
     expect((await capture(securePage(), wrong)).status).toBe('failed');
-    const tries = signIns();
+    const tries = wiki.signIns();
     const again = await capture(securePage(), wrong);
     expect(again.error).toMatch(/^The login "refused" is not tried again: its last sign-in failed .*PATCH \/v1\/logins\//);
-    expect(signIns()).toBe(tries);
-    await json(await server.v1('PATCH', `/logins/${wrong}`, key, { password: PASSWORD }));
+    expect(wiki.signIns()).toBe(tries);
+    await json(await server.v1('PATCH', `/logins/${wrong}`, key, { password: wiki.password }));
     const fixed = await capture(securePage(), wrong);
     expect(fixed.status, fixed.error).toBe('completed');
-    expect(signIns()).toBe(tries + 1);
+    expect(wiki.signIns()).toBe(tries + 1);
   });
 });
 
@@ -217,13 +196,13 @@ describe.skipIf(appMissing('dokuwiki'))('a saved login named by a render link, a
     expect(monitor.id, JSON.stringify(monitor)).toBeDefined();
     const first = await json(await server.v1('POST', `/monitors/${monitor.id}/run`, key));
     expect((await sourceOf(first.job_id)).page_source).toContain(SECRET_TEXT);
-    const before = signIns();
-    endWikiSessions();
+    const before = wiki.signIns();
+    wiki.endSessions();
     const second = await json(await server.v1('POST', `/monitors/${monitor.id}/run`, key));
     const job = await sourceOf(second.job_id);
     expect(job.status, job.error).toBe('completed');
     expect(job.page_source).toContain(SECRET_TEXT);
-    expect(signIns()).toBe(before + 1);
+    expect(wiki.signIns()).toBe(before + 1);
   });
 });
 
@@ -250,7 +229,7 @@ describe('HTTP Basic and imported sessions', () => {
 
 describe('a sign-in page that moved to another site', () => {
   it('is not given the credentials, and the job says where it went', async () => {
-    const login = await createLogin({ name: 'moved', type: 'form', login_url: `${fixtureUrl}/moved-login`, username: 'alice', password: PASSWORD });
+    const login = await createLogin({ name: 'moved', type: 'form', login_url: `${fixtureUrl}/moved-login`, username: 'alice', password: wiki.password });
     const job = await capture(`${fixtureUrl}/state`, login);
     expect(job.status).toBe('failed');
     expect(job.error).toContain(`the page moved to ${elsewhereUrl}, which is not given the credentials`);
@@ -273,7 +252,7 @@ describe('secrets after jobs with logins', () => {
     const backup = zlib.gunzipSync(fs.readFileSync(archive)).toString('latin1');
     fs.rmSync(archive);
     const logs = log.raw.join('');
-    for (const secret of [PASSWORD, BASIC_PASSWORD, COOKIE_VALUE, TOKEN_VALUE, ...sessionValues]) {
+    for (const secret of [wiki.password, BASIC_PASSWORD, COOKIE_VALUE, TOKEN_VALUE, ...sessionValues]) {
       expect(await filesHolding(server.dataDir, secret), secret).toEqual([]);
       expect(backup.includes(secret), `backup holds ${secret}`).toBe(false);
       expect(logs.includes(secret), `logs hold ${secret}`).toBe(false);

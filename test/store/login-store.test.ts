@@ -49,6 +49,28 @@ describeOnEachStore('saved logins on $name', (store) => {
     expect(await store.stores.logins.update('login_none', { name: 'n' }, 'v1.x')).toBeNull();
   });
 
+  it('gives the sign-in of the next session to one holder of many asking at once', async () => {
+    await store.stores.logins.insert(login('login_race', 'acct_1', 1), 'v1.s');
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => store.stores.logins.claimSignIn('login_race', 0, { by: `node-${i}`, until: 2_000 }, 1_000)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    const holder = (await store.stores.logins.get('login_race'))!.signing_in!.by;
+    expect(await store.stores.logins.claimSignIn('login_race', 0, { by: 'late', until: 3_000 }, 1_500)).toBe(false);
+    // Its own holder takes it over (its process holds the login's lock); a lapsed one is anyone's.
+    expect(await store.stores.logins.claimSignIn('login_race', 0, { by: holder, until: 2_500 }, 1_500)).toBe(true);
+    expect(await store.stores.logins.claimSignIn('login_race', 0, { by: 'late', until: 4_000 }, 2_501)).toBe(true);
+  });
+
+  it('gives no sign-in for a session already replaced or refused credentials, and frees it when the sign-in ends', async () => {
+    await store.stores.logins.insert(login('login_end', 'acct_1', 1), 'v1.s');
+    expect(await store.stores.logins.claimSignIn('login_end', 0, { by: 'a', until: 9_000 }, 1_000)).toBe(true);
+    await store.stores.logins.update('login_end', { state: 'signed_in', session_version: 1, signing_in: null }, 'v1.t');
+    expect(await store.stores.logins.claimSignIn('login_end', 0, { by: 'b', until: 9_000 }, 1_000)).toBe(false);
+    expect(await store.stores.logins.claimSignIn('login_end', 1, { by: 'b', until: 9_000 }, 1_000)).toBe(true);
+    expect(await store.stores.logins.claimSignIn('login_none', 0, { by: 'b', until: 9_000 }, 1_000)).toBe(false);
+    await store.stores.logins.update('login_end', { state: 'failed', signing_in: null });
+    expect(await store.stores.logins.claimSignIn('login_end', 1, { by: 'c', until: 9_000 }, 1_000)).toBe(false);
+  });
+
   it('removes a login with its secrets', async () => {
     await store.stores.logins.insert(login('login_y', 'acct_1', 1), 'v1.gone');
     expect(await store.stores.logins.remove('login_y')).toBe(true);

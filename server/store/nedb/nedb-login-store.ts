@@ -50,6 +50,13 @@ export class NedbLoginStore implements LoginStore {
     });
   }
 
+  claimSignIn(id: string, sessionVersion: number, claim: { by: string; until: number }, now: number): Promise<boolean> {
+    return this.turns.run(id, async () => {
+      const free = { $or: [{ signing_in: { $exists: false } }, { signing_in: null }, { 'signing_in.until': { $lt: now } }, { 'signing_in.by': claim.by }] };
+      return (await this.logins.update({ _id: id, session_version: sessionVersion, state: { $ne: 'failed' }, ...free }, { $set: { signing_in: claim } }, {})) > 0;
+    });
+  }
+
   secrets(id: string): Promise<string | null> {
     return this.secretFiles.get(id);
   }

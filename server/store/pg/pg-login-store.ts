@@ -34,6 +34,17 @@ export class PgLoginStore implements LoginStore {
     });
   }
 
+  async claimSignIn(id: string, sessionVersion: number, claim: { by: string; until: number }, now: number): Promise<boolean> {
+    // One statement: a node updating the row meanwhile makes this one read it again (READ COMMITTED), so two never both take it.
+    const { rowCount } = await this.pool.query(
+      `UPDATE logins SET doc = doc || jsonb_build_object('signing_in', $2::jsonb)
+        WHERE id = $1 AND (doc->>'session_version')::bigint = $3 AND doc->>'state' <> 'failed'
+          AND (jsonb_typeof(doc->'signing_in') IS DISTINCT FROM 'object' OR (doc->'signing_in'->>'until')::bigint < $4 OR doc->'signing_in'->>'by' = $5)`,
+      [id, toJsonb(claim), sessionVersion, now, claim.by],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   async secrets(id: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ sealed: string }>('SELECT sealed FROM login_secrets WHERE id = $1', [id]);
     return rows[0]?.sealed ?? null;

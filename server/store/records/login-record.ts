@@ -31,4 +31,10 @@ export interface LoginRecord {
    * if N is still the one kept, so jobs refused together sign in once.
    */
   session_version: number;
+  /**
+   * The sign-in under way for session_version + 1, when one is: which service (a cluster node, or
+   * the one process) holds it, and until when (epoch milliseconds) before another may take over.
+   * Absent or null when none is.
+   */
+  signing_in?: { by: string; until: number } | null;
 }
