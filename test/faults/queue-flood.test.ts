@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,24 @@ const MB = 1024 * 1024;
 let fixtures: FixtureServer;
 let dir: string;
 let proc: ServeProcess | undefined;
+/** The test's own connections to the server, kept alive and closed together once the flood is over. */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/** A JSON request to the server over `agent`: its status and its JSON body. */
+function call(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(url, { method, agent, headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
 
 beforeAll(async () => {
   fixtures = await startFixtureServer();
@@ -35,14 +54,7 @@ describe('200 jobs queued at once', () => {
     proc = await serve(['--data', dir, '--egress-allow', '127.0.0.1/32']);
     const url = proc.url;
     const token = (await fs.readFile(path.join(dir, 'admin-token'), 'utf8')).trim();
-    const admin = async (route: string, body: unknown) =>
-      (
-        await fetch(`${url}/admin/api${route}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        })
-      ).json();
+    const admin = async (route: string, body: unknown) => (await call('POST', `${url}/admin/api${route}`, { authorization: `Bearer ${token}` }, body)).body;
     // Many accounts, so the burst stays inside each account's 10 requests per second.
     const keys: string[] = [];
     for (let i = 0; i < ACCOUNTS; i++) {
@@ -61,13 +73,13 @@ describe('200 jobs queued at once', () => {
       const created = await Promise.all(
         Array.from({ length: JOBS }, async (_, i) => {
           const page = pages[i % pages.length];
-          const res = await fetch(`${url}/v1/screenshot`, {
-            method: 'POST',
-            headers: { 'x-api-key': keys[i % ACCOUNTS], 'content-type': 'application/json' },
-            body: JSON.stringify({ url: `${fixtures.url}${page}${page.includes('?') ? '&' : '?'}i=${i}`, width: 320, height: 240 }),
+          const res = await call('POST', `${url}/v1/screenshot`, { 'x-api-key': keys[i % ACCOUNTS] }, {
+            url: `${fixtures.url}${page}${page.includes('?') ? '&' : '?'}i=${i}`,
+            width: 320,
+            height: 240,
           });
           expect(res.status).toBe(201);
-          return { key: keys[i % ACCOUNTS], id: (await res.json()).job_id as string };
+          return { key: keys[i % ACCOUNTS], id: res.body.job_id as string };
         }),
       );
       expect(new Set(created.map((c) => c.id)).size).toBe(JOBS);
@@ -82,7 +94,7 @@ describe('200 jobs queued at once', () => {
         const batch = open.slice(0, 40);
         const ended = await Promise.all(
           batch.map(async (c) => {
-            const job = await (await fetch(`${url}/v1/screenshot/${c.id}`, { headers: { 'x-api-key': c.key } })).json();
+            const job = (await call('GET', `${url}/v1/screenshot/${c.id}`, { 'x-api-key': c.key })).body;
             return job.status === 'completed' || job.status === 'failed' ? job : null;
           }),
         );
@@ -93,15 +105,15 @@ describe('200 jobs queued at once', () => {
       }
     } finally {
       clearInterval(sampler);
+      // The client's side of every connection goes now, as clients that leave would; the server must then let go of its side.
+      agent.destroy();
     }
 
     const peakServer = Math.max(...samples.map((s) => s.rss));
     const peakBrowsers = Math.max(...samples.map((s) => s.childrenPss));
     const peakProcesses = Math.max(...samples.map((s) => s.processes));
-    // Descriptors once the clients' connections have closed: each POST above held one open, and
-    // the idle ones close on a keep-alive time-out (fetch's: the server's 65 s hint less a second
-    // or two), later on a loaded machine. A leak keeps them past any wait; closing ones are
-    // waited for, up to 80 s.
+    // Descriptors once the clients' connections have closed (the agent is destroyed above): a
+    // leak keeps them past any wait; closing ones are waited for, up to 80 s.
     const fdBound = baseline.fds + 30;
     const fdDeadline = Date.now() + 80_000;
     while (openFds(pid) >= fdBound && Date.now() < fdDeadline) await new Promise((r) => setTimeout(r, 250));
