@@ -219,5 +219,16 @@ describe('saved logins and key network scopes in the control panel', () => {
       await expect.poll(() => loginRow('Intranet').count()).toBe(0);
       expect((await loginsOf()).map((l) => l.name)).toEqual(['Wiki', 'Grafana']);
     });
+
+    it("fits the keys and the logins into a phone's width, scrolling nothing sideways", async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        await expect.poll(() => loginRow('Wiki').isVisible()).toBe(true);
+        const sideways = await page.evaluate(() => [document.documentElement, ...document.querySelectorAll('.table-wrap')].filter((e) => e.scrollWidth > e.clientWidth).length);
+        expect(sideways).toBe(0);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
+    });
   });
 });
