@@ -21,3 +21,5 @@ export interface JobPage {
   next_before: string | null;
 }
 
+export type { NetworkScope } from '../../server/contract/admin.js';
+export type { LoginView as Login, LoginType } from '../../server/contract/logins.js';

@@ -117,6 +117,13 @@ export class LoginService {
     });
   }
 
+  /** The admin's change of any account's login, as `update`; NotFoundError for none. */
+  async updateAny(id: string, body: unknown): Promise<LoginRecord> {
+    const login = await this.deps.store.get(id);
+    if (!login) throw new NotFoundError('login', id);
+    return this.update(login.account_id, id, body);
+  }
+
   /** Removes the login and erases its session; NotFoundError for none, or another account's. */
   async remove(accountId: string, id: string): Promise<void> {
     await this.get(accountId, id);

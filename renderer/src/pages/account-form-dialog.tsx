@@ -5,10 +5,12 @@ import { api } from '../api-client.js';
 import { CheckboxField, SelectField, TextField } from '../components/fields.js';
 import { FormFooter } from '../components/form-footer.js';
 import { Modal } from '../components/modal.js';
+import { NetworkScopeField, useNetworkScope } from '../components/network-scope-field.js';
 import { routeApiError } from '../field-errors.js';
 import { noApiAccessReason, type PlanInfo, PLANS } from '../plans.js';
 
-const FIELDS = ['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit'] as const;
+// network_scope: the server names a wrong scope entry so, whichever field holds it.
+const FIELDS = ['email', 'email_verified', 'plan', 'daily_limit', 'monthly_limit', 'default_network_scope', 'network_scope'] as const;
 type FieldName = (typeof FIELDS)[number];
 
 const PLAN_OPTIONS = (Object.entries(PLANS) as [Plan, PlanInfo][]).map(([value, info]) => ({
@@ -29,6 +31,7 @@ export function AccountFormDialog({ account, onClose, onSaved }: { account?: Acc
   const [plan, setPlan] = useState<Plan>(account?.plan ?? 'super_user');
   const [daily, setDaily] = useState(account ? String(account.daily_limit) : '');
   const [monthly, setMonthly] = useState(account ? String(account.monthly_limit) : '');
+  const scope = useNetworkScope(account?.default_network_scope ?? 'lan');
   const [errors, setErrors] = useState<Partial<Record<FieldName | 'form', string>>>({});
   const [busy, setBusy] = useState(false);
 
@@ -40,14 +43,16 @@ export function AccountFormDialog({ account, onClose, onSaved }: { account?: Acc
     const monthlyLimit = parseLimit(monthly);
     if (dailyLimit === 'invalid') found.daily_limit = 'Enter a whole number, or leave it empty for the default.';
     if (monthlyLimit === 'invalid') found.monthly_limit = 'Enter a whole number, or leave it empty for the default.';
+    const defaultScope = scope.commit();
     setErrors(found);
-    if (Object.keys(found).length > 0) return;
+    if (Object.keys(found).length > 0 || !defaultScope) return;
     const body = {
       email: email.trim(),
       email_verified: verified,
       plan,
       ...(dailyLimit !== undefined && dailyLimit !== 'invalid' ? { daily_limit: dailyLimit } : {}),
       ...(monthlyLimit !== undefined && monthlyLimit !== 'invalid' ? { monthly_limit: monthlyLimit } : {}),
+      default_network_scope: defaultScope,
     };
     setBusy(true);
     try {
@@ -57,7 +62,8 @@ export function AccountFormDialog({ account, onClose, onSaved }: { account?: Acc
       onSaved(saved);
     } catch (err) {
       const { field, message } = routeApiError(err, FIELDS);
-      setErrors({ [field ?? 'form']: message });
+      if (field === 'default_network_scope' || field === 'network_scope') scope.setError(message);
+      else setErrors({ [field ?? 'form']: message });
       setBusy(false);
     }
   };
@@ -103,6 +109,11 @@ export function AccountFormDialog({ account, onClose, onSaved }: { account?: Acc
             hint="Screenshots per calendar month. Empty: the default."
           />
         </div>
+        <NetworkScopeField
+          state={scope}
+          label="Network scope of new keys"
+          hint="Where the account’s new keys may connect. Existing keys keep theirs; change a key’s own on the API keys page."
+        />
         <FormFooter error={errors.form} busy={busy} onCancel={onClose} submitLabel={account ? 'Save' : 'Create account'} busyLabel="Saving…" />
       </form>
     </Modal>

@@ -13,7 +13,7 @@ import { KeyFormFields, useKeyForm } from './key-form.js';
  */
 export function KeyCreateDialog({ account, onCreated, onClose }: { account: Account; onCreated: (k: Key) => void; onClose: () => void }) {
   const [created, setCreated] = useState<CreatedKey | null>(null);
-  const form = useKeyForm({ name: '', ip_whitelist: [] }, 'Give the key a name that says who uses it, e.g. “billing-service”.', async (body) => {
+  const form = useKeyForm({ name: '', ip_whitelist: [], network_scope: account.default_network_scope }, 'Give the key a name that says who uses it, e.g. “billing-service”.', async (body) => {
     const k = await api<CreatedKey>(`/admin/api/accounts/${account.id}/keys`, { method: 'POST', body });
     const { key: _secret, signing_secret: _signingSecret, ...visible } = k;
     onCreated(visible);
@@ -60,7 +60,13 @@ export function KeyCreateDialog({ account, onCreated, onClose }: { account: Acco
   return (
     <Modal key="form" title={`New key for ${account.email}`} onClose={onClose} busy={form.busy}>
       <form onSubmit={form.submit} noValidate>
-        <KeyFormFields form={form} autoFocus nameHint="Who or what uses the key." whitelistHint="IPv4 or IPv6, single addresses or CIDR ranges." />
+        <KeyFormFields
+          form={form}
+          autoFocus
+          nameHint="Who or what uses the key."
+          whitelistHint="IPv4 or IPv6, single addresses or CIDR ranges."
+          accountDefault={account.default_network_scope}
+        />
         <FormFooter error={form.errors.form} busy={form.busy} onCancel={onClose} submitLabel="Create key" busyLabel="Creating…" />
       </form>
     </Modal>

@@ -9,8 +9,10 @@ import { LoadError } from '../components/load-error.js';
 import { useToast } from '../components/toasts.js';
 import { formatAbsolute, formatRelative } from '../format-time.js';
 import { replaceParams, routeHref } from '../hash-route.js';
+import { scopeLabel } from '../network-scope.js';
 import { noApiAccessReason, PLANS } from '../plans.js';
 import { useResource } from '../use-resource.js';
+import { AccountLogins } from './account-logins.js';
 import { KeyCreateDialog } from './key-create-dialog.js';
 import { KeyEditDialog } from './key-edit-dialog.js';
 import { PageHeader } from './page-header.js';
@@ -26,7 +28,10 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
 
   return (
     <>
-      <PageHeader title="API keys" intro="Keys authenticate API calls in the X-API-Key header. A key is shown once, when it is created." />
+      <PageHeader
+        title="API keys"
+        intro="Keys authenticate API calls in the X-API-Key header. A key is shown once, when it is created. Below an account’s keys, its saved logins."
+      />
       {accounts.error && !list && <LoadError error={accounts.error} onRetry={accounts.reload} />}
       {!list && !accounts.error && <p class="loading">Loading…</p>}
       {list && list.length === 0 && (
@@ -47,6 +52,7 @@ export function KeysPage({ params }: { params: URLSearchParams }) {
             />
           </div>
           <AccountKeys key={account.id} account={account} />
+          <AccountLogins key={`logins-${account.id}`} account={account} />
         </>
       )}
     </>
@@ -97,6 +103,7 @@ function AccountKeys({ account }: { account: Account }) {
                 <th scope="col">Name</th>
                 <th scope="col">Key</th>
                 <th scope="col">IP whitelist</th>
+                <th scope="col">Network scope</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>
@@ -128,6 +135,9 @@ function AccountKeys({ account }: { account: Account }) {
                         ))}
                       </ul>
                     )}
+                  </td>
+                  <td data-label="Network scope">
+                    <NetworkScopeCell scope={k.network_scope} />
                   </td>
                   <td data-label="Created">
                     <time dateTime={k.created_at} title={formatAbsolute(k.created_at)}>
@@ -187,6 +197,7 @@ function AccountKeys({ account }: { account: Account }) {
       )}
       {open?.kind === 'edit' && (
         <KeyEditDialog
+          account={account}
           apiKey={open.key}
           onClose={close}
           onSaved={(k) => {
@@ -230,5 +241,19 @@ function AccountKeys({ account }: { account: Account }) {
         </ConfirmDialog>
       )}
     </div>
+  );
+}
+
+/** A key's network scope in short: public or LAN in words, a list as its entries. */
+function NetworkScopeCell({ scope }: { scope: Key['network_scope'] }) {
+  if (typeof scope === 'string') return <span class={scope === 'public' ? undefined : 'muted'}>{scopeLabel(scope)}</span>;
+  return (
+    <ul class="chips chips-compact" aria-label="Only these ranges and hosts">
+      {scope.map((e) => (
+        <li key={e} class="chip">
+          <code>{e}</code>
+        </li>
+      ))}
+    </ul>
   );
 }

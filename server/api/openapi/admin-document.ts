@@ -10,7 +10,7 @@ import {
   UsageQuery,
   WebhooksQuery,
 } from '../../contract/admin.js';
-import { LOGIN_SCHEMAS } from '../../contract/logins.js';
+import { LOGIN_SCHEMAS, LoginCreate, LoginPatch } from '../../contract/logins.js';
 import { StorageDestinationPut } from '../../contract/storage.js';
 import { ScreenshotRequest } from '../../contract/v1.js';
 import { CSRF_HEADER, CSRF_VALUE, SESSION_COOKIE } from '../admin-auth.js';
@@ -160,9 +160,21 @@ export function adminOpenApiDocument(baseUrl: string): Record<string, unknown> {
           summary: "The account's saved logins: name, type, site and state, never a credential or a session",
           responses: { ...ok('The logins', schema('LoginList')), ...ERRORS_404 },
         },
+        post: {
+          operationId: 'createAccountLogin',
+          summary: 'Save a login for the account, as POST /v1/logins does; the password or session is sealed and never shown again',
+          requestBody: body(plain(LoginCreate)),
+          responses: { '201': { description: 'Created', content: json(schema('Login')) }, ...ERRORS_404 },
+        },
       },
       '/logins/{id}': {
         parameters: [idParam('Login id (login_…)')],
+        patch: {
+          operationId: 'updateLogin',
+          summary: "Change any account's login, as PATCH /v1/logins/{id} does; new credentials drop the session kept, so the next capture signs in afresh",
+          requestBody: body(plain(LoginPatch)),
+          responses: { ...ok('The login as changed', schema('Login')), ...ERRORS_404 },
+        },
         delete: { operationId: 'deleteLogin', summary: 'Remove a saved login and erase its session', responses: { ...noContent, ...ERRORS_404 } },
       },
       '/accounts/{id}/keys': {
