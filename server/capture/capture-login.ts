@@ -48,6 +48,12 @@ export interface CaptureLogin {
   session: StorageState | null;
   /** A form login: checked after the picture (a page that is a sign-in form means the session was refused). */
   form?: SignInForm;
+  /**
+   * An imported session (storage_state): it cannot be renewed, so a capture that lands on a
+   * sign-in page with it says so here (the login then fails the next jobs at once, until a new
+   * session is imported) and the job fails with `message`.
+   */
+  imported?: { refused(message: string): Promise<void> };
   /** Set when the capture must sign in first: it is told the session it got, or why it failed. */
   signIn?: {
     signedIn(state: StorageState): Promise<void>;

@@ -64,7 +64,7 @@ export const CAPTURE_STEPS: readonly CaptureStep[] = [
     when(isPicture, takeScreenshot, retakeBlankPicture, encodeImage, resizePicture),
   ),
   checkDocumentIsThePage,
-  when(hasFormLogin, checkStillSignedIn),
+  when(hasSignedInLogin, checkStillSignedIn),
   when(extractAsked, extractFromPage),
   when(recordsEvidence, collectExchanges),
   reportProgress(70),
@@ -117,8 +117,9 @@ function signsInFirst({ request }: Capture): boolean {
   return Boolean(request.login?.form && request.login.signIn);
 }
 
-function hasFormLogin({ request }: Capture): boolean {
-  return Boolean(request.login?.form);
+/** A saved form login, or an imported session: the page captured must not ask to sign in. */
+function hasSignedInLogin({ request }: Capture): boolean {
+  return Boolean(request.login?.form || request.login?.imported);
 }
 
 // Before navigation. `serveHtmlDocument` comes first: its Fetch pattern must be set before the
@@ -182,7 +183,7 @@ async function navigateToPage({ driver, frame, traffic, request, options }: Capt
   await navigate(driver, frame, traffic, request.url, options.proxyServer);
 }
 
-/** A saved form login's page after the picture: still signed in, or the session was refused (saved-login.ts). */
+/** A saved form login's or imported session's page after the picture: still signed in, or the session was refused (saved-login.ts). */
 async function checkStillSignedIn(capture: Capture): Promise<void> {
   await checkSignedIn(capture, capture.request.login!);
 }

@@ -110,6 +110,7 @@ export class LoginService {
         delete secrets.session;
         Object.assign(record, { state: 'new', signed_in_at: null, last_error: null });
       }
+      if (input.storage_state !== undefined) Object.assign(record, { state: 'signed_in', signed_in_at: this.deps.clock.now(), last_error: null });
       const { _id, account_id: _account, ...change } = record;
       const updated = await this.deps.store.update(id, change, newSecrets ? this.deps.secrets.seal(secrets) : undefined);
       if (!updated) throw new NotFoundError('login', id);
@@ -173,8 +174,15 @@ export class LoginService {
           return { login: { name, session: null, basic: { origin: login.site, username: secrets.username!, password: secrets.password! } }, version: 0, done };
         }
         if (login.type === 'storage_state') {
+          // An imported session a site refused would only be refused again, after a whole capture each time.
+          if (login.state === 'failed') {
+            throw new CaptureError(
+              `The login "${name}" is not used again: ${login.last_error ?? 'its imported session was refused'}; import a fresh session with PATCH /v1/logins/${id}`,
+            );
+          }
           done();
-          return { login: { name, session: secrets.session ?? null }, version: 0, done };
+          const imported = { refused: (message: string) => this.refusedImport(id, message) };
+          return { login: { name, session: secrets.session ?? null, imported }, version: 0, done };
         }
         const form = formOf(login, secrets);
         if (secrets.session && login.session_version !== take.refused) {
@@ -204,6 +212,12 @@ export class LoginService {
       done();
       throw err;
     }
+  }
+
+  /** An imported session a site refused: the login fails its next jobs at once, until a new one is imported. */
+  private async refusedImport(id: string, message: string): Promise<void> {
+    await this.deps.store.update(id, { state: 'failed', last_error: message.slice(0, LAST_ERROR_MAX_CHARS) });
+    this.deps.log.info({ login_id: id }, 'the imported session was refused');
   }
 
   /** What the capture that signs in says of it: the session kept (the next version), or why it failed; either ends the claim. */

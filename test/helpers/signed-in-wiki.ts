@@ -18,6 +18,8 @@ export interface SignedInWiki extends StartedApp {
   login(password?: string): Record<string, unknown>;
   /** Sign-ins the wiki has seen: POSTs of its login form, one line each in PHP's access log. */
   signIns(): number;
+  /** Requests the wiki has answered, of any kind. */
+  requests(): number;
   /** Ends every session: a new cookie salt makes every sign-in cookie unreadable. */
   endSessions(): void;
 }
@@ -39,6 +41,7 @@ export async function startSignedInWiki(): Promise<SignedInWiki> {
     securePage: `${wiki.url}/doku.php?id=secret:plans`,
     login: (given = password) => ({ name: 'wiki', type: 'form', login_url: `${wiki.url}/doku.php?id=start&do=login`, username: 'alice', password: given }),
     signIns: () => (fs.readFileSync(path.join(wiki.dir, 'php.log'), 'utf8').match(/\]: POST \/doku\.php/g) ?? []).length,
+    requests: () => (fs.readFileSync(path.join(wiki.dir, 'php.log'), 'utf8').match(/\]: (GET|POST|HEAD) \//g) ?? []).length,
     endSessions: () => fs.writeFileSync(path.join(wiki.dir, 'data', 'meta', '_htcookiesalt2'), crypto.randomBytes(32).toString('hex')),
   };
 }

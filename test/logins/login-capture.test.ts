@@ -225,6 +225,26 @@ describe('HTTP Basic and imported sessions', () => {
     expect(job.page_source).toContain('cookie accepted');
     expect(job.page_source).toContain(`stored token of ${TOKEN_VALUE.length} characters`);
   });
+
+  it.skipIf(appMissing('dokuwiki'))('fails the job when the wiki refuses an imported session, and the next at once until a fresh one is imported', async () => {
+    const stale = { cookies: [{ name: 'DokuWiki', value: 'stale-session', domain: '127.0.0.1', path: '/' }], origins: [] };
+    const login = await createLogin({ name: 'stale', type: 'storage_state', storage_state: stale });
+    const job = await capture(securePage(), login);
+    expect(job.status).toBe('failed');
+    expect(job.error).toBe(`The imported session of the login "stale" was refused: ${securePage()} asks to sign in; import a fresh one (storage_state)`);
+    const shown = await json(await server.v1('GET', `/logins/${login}`, key));
+    expect(shown).toMatchObject({ state: 'failed', last_error: job.error });
+    const wikiRequests = wiki.requests();
+    const again = await capture(securePage(), login);
+    expect(again.status).toBe('failed');
+    expect(again.error).toContain(`The login "stale" is not used again: The imported session of the login "stale" was refused`);
+    expect(wiki.requests()).toBe(wikiRequests);
+    const fresh = { cookies: [{ name: 'sid', value: COOKIE_VALUE, domain: '127.0.0.1', path: '/' }], origins: [] };
+    expect(await json(await server.v1('PATCH', `/logins/${login}`, key, { storage_state: fresh }))).toMatchObject({ state: 'signed_in', last_error: null });
+    const renewed = await capture(`${fixtureUrl}/state`, login);
+    expect(renewed.status, renewed.error).toBe('completed');
+    expect(renewed.page_source).toContain('cookie accepted');
+  });
 });
 
 describe('a sign-in page that moved to another site', () => {

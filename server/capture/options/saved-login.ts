@@ -81,10 +81,18 @@ export async function signInWithForm(capture: Capture, login: CaptureLogin): Pro
  * After the picture: a form login's page must not be a sign-in form (the warning probe found
  * one, or its success selector matches nothing). Signed in by this very capture, the login
  * failed; with a session kept from before, the session was refused, and the job signs in again.
+ * An imported session landing on a sign-in form was refused for good: the login is told, and
+ * the job fails.
  */
 export async function checkSignedIn(capture: Capture, login: CaptureLogin): Promise<void> {
-  const form = login.form!;
   let signedOut = capture.taken?.probe.login != null;
+  if (login.imported) {
+    if (!signedOut) return;
+    const message = `The imported session of the login "${login.name}" was refused: ${(capture.taken?.page.url ?? capture.request.url).slice(0, 200)} asks to sign in; import a fresh one (storage_state)`;
+    await login.imported.refused(message);
+    throw new SignInFailedError(message);
+  }
+  const form = login.form!;
   if (!signedOut && form.successSelector) {
     const outcome = await onFinalDocument(capture.frame, () => evaluate(capture.driver, signInOutcome, { successSelector: form.successSelector }));
     signedOut = !outcome.signedIn;
