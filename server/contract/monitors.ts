@@ -94,7 +94,12 @@ const monitorFields = {
     Type.Array(MaskRect, { maxItems: 100, description: 'Rectangles (CSS px) left out of every comparison, or with tolerance counted only past that share of their pixels' }),
   ),
   propose_masks: Type.Optional(
-    Type.Boolean({ default: false, description: 'Capture the first baseline twice, a few seconds apart, and propose masks (proposed_masks) where the two differ: clocks, carousels, live counters' }),
+    Type.Boolean({
+      default: true,
+      description:
+        'Capture the first baseline twice, a few seconds apart, and propose masks (proposed_masks) where the two differ: clocks, carousels, live counters. ' +
+        'On for a new monitor; monitors created before it existed read false',
+    }),
   ),
   pause_after_inconclusive: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),

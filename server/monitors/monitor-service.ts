@@ -59,7 +59,8 @@ export class MonitorService {
 
   /** A new monitor of the owner's account; refused (ValidationError) when the account has the most it may have. */
   async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
-    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline' | 'pause_after_inconclusive'>>;
+    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest &
+      Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline' | 'pause_after_inconclusive' | 'propose_masks'>>;
     const now = this.deps.clock.now();
     const { sealed, ...kept } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)), input.mask_selectors);
     checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -74,7 +75,7 @@ export class MonitorService {
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
       notify: notifyOf(input.notify),
       mask_rects: input.mask_rects ?? [],
-      propose_masks: input.propose_masks ?? false,
+      propose_masks: input.propose_masks,
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,

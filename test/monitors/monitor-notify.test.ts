@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 
 // A monitor's notifications to Slack and Teams incoming webhooks and by e-mail, received on loopback.
 
@@ -89,6 +90,7 @@ describe('notifications of a monitor', () => {
       name: 'Shop',
       schedule: { every_minutes: 600 },
       threshold: 0,
+      ...NO_PROPOSED_MASKS,
       notify: { slack_url: `${base}/slack`, teams_url: `${base}/teams` },
     });
     expect(res.status).toBe(201);
@@ -140,7 +142,7 @@ describe('notifications of a monitor', () => {
 
     const { key } = await server.account();
     const monitor = await (
-      await server.v1('POST', '/monitors', key, { url: page.url, name: 'Shop', schedule: { every_minutes: 600 }, threshold: 0, notify: { email: ['team@example.test'] } })
+      await server.v1('POST', '/monitors', key, { url: page.url, name: 'Shop', schedule: { every_minutes: 600 }, threshold: 0, ...NO_PROPOSED_MASKS, notify: { email: ['team@example.test'] } })
     ).json();
     page.price = '49';
     await check(key, monitor.id);

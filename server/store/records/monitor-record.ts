@@ -65,7 +65,10 @@ export interface MonitorRecord {
   mask_selectors: string[];
   /** Rectangles left out of every comparison (or counted past their tolerance). Absent: none. */
   mask_rects?: MaskRectRecord[];
-  /** Capture the first baseline twice, a few seconds apart, and propose masks where they differ. Absent (earlier versions): false. */
+  /**
+   * Capture the first baseline twice, a few seconds apart, and propose masks where they differ.
+   * A new monitor's is true unless it says otherwise; absent (monitors of earlier versions): false.
+   */
   propose_masks?: boolean;
   /** Masks proposed from the first baseline's two captures, to accept or reject; absent until proposed. */
   proposed_masks?: RectRecord[];
