@@ -30,7 +30,7 @@ beforeAll(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 });
 afterEach(() => {
-  Object.assign(page, { drawn: 'whole', price: null, clock: true, box: '#2060c0' });
+  Object.assign(page, { drawn: 'whole', price: null, clock: true, box: '#2060c0', images: { shown: 0, missing: 0 }, font: 'none' });
 });
 afterAll(async () => {
   await server?.close();
@@ -114,6 +114,29 @@ describe('checks whose picture cannot be trusted', () => {
     expect(eventsOf(monitor.id, 'monitor.inconclusive')[0].data).toMatchObject({ verdict: 'inconclusive', job_id: blank.job_id });
     expect(eventsOf(monitor.id, 'monitor.changed')).toEqual([]);
     expect((await server.v1('POST', `/monitors/${monitor.id}/checks/${blank.job_id}/pin`, key)).status).toBe(400);
+  });
+
+  it('end inconclusive when more than a quarter of the pictures are missing, or a web font, and not for a quarter', async () => {
+    const { key } = await server.account();
+    const warningsOf = async (jobId: string) => (await (await server.v1('GET', `/screenshot/${jobId}`, key)).json()).warnings;
+    const missingImages = (detail: Record<string, number>) => ({ code: 'images_not_loaded', message: expect.any(String), detail });
+    page.images = { shown: 4, missing: 0 };
+    const monitor = await monitorOf(key, {});
+    expect(await check(key, monitor.id)).toMatchObject({ verdict: 'first' });
+
+    page.images = { shown: 4, missing: 1 };
+    const few = await check(key, monitor.id);
+    expect(few).toMatchObject({ verdict: 'changed', inconclusive_codes: [] });
+    expect(await warningsOf(few.job_id)).toContainEqual(missingImages({ images: 4, missing: 1, missing_share: 0.25 }));
+
+    page.images = { shown: 4, missing: 2 };
+    const many = await check(key, monitor.id);
+    expect(many).toMatchObject({ verdict: 'inconclusive', inconclusive_codes: ['images_not_loaded'] });
+    expect(await warningsOf(many.job_id)).toContainEqual(missingImages({ images: 4, missing: 2, missing_share: 0.5 }));
+
+    page.images = { shown: 4, missing: 0 };
+    page.font = 'failed';
+    expect(await check(key, monitor.id)).toMatchObject({ verdict: 'inconclusive', inconclusive_codes: ['fonts_not_loaded'] });
   });
 
   it('pause the monitor once pause_after_inconclusive come in a row, saying why', async () => {
