@@ -67,7 +67,12 @@ export const MonitorNotify = Type.Object(
     slack_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Slack incoming webhook' }))),
     teams_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Microsoft Teams incoming webhook or Workflows URL' }))),
   },
-  { additionalProperties: false, description: 'Where monitor.changed, monitor.inconclusive and monitor.failed are told besides callback_url, text change first' },
+  {
+    additionalProperties: false,
+    description:
+      'Where monitor.changed, monitor.inconclusive and monitor.failed are told besides callback_url, text change first. The URLs are kept sealed and shown by their origin; ' +
+      'in a change, a field left out (or a URL given back as shown) is kept, null removes a URL',
+  },
 );
 
 const monitorFields = {
@@ -167,7 +172,14 @@ export const Monitor = Type.Object(
     propose_masks: Type.Boolean(),
     proposed_masks: Type.Array(RectShape, { description: 'Masks proposed from the first baseline, read-only: POST …/proposed-masks/accept makes them mask_rects, …/reject drops them' }),
     callback_url: Nullable(Type.String()),
-    notify: Type.Object({ email: Type.Array(Type.String()), slack_url: Nullable(Type.String()), teams_url: Nullable(Type.String()) }, { additionalProperties: false }),
+    notify: Type.Object(
+      {
+        email: Type.Array(Type.String()),
+        slack_url: Nullable(Type.String({ description: 'The Slack URL\'s origin and "/…": the URL holds its token, so it is kept sealed and never shown' })),
+        teams_url: Nullable(Type.String({ description: 'The Teams URL\'s origin and "/…", as slack_url' })),
+      },
+      { additionalProperties: false },
+    ),
     paused: Type.Boolean(),
     baseline: Type.Enum(['previous', 'pinned']),
     pinned_job_id: Nullable(JobId),

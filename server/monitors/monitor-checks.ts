@@ -11,7 +11,7 @@ import { SerialByKey } from '../serial-by-key.js';
 import type { FileStore } from '../store/file-store.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { hasEnded, type JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, CheckRegion, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
+import type { ChatUrls, CheckRecord, CheckRegion, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
@@ -40,6 +40,8 @@ export interface MonitorChecksDeps {
   log: Logger;
   /** Sends the events to the monitors' Slack and Teams URLs. @default none: the webhook alone */
   chat?: ChatNotifier;
+  /** A monitor's Slack and Teams URLs opened from their seal; MonitorSecretsLostError when they cannot be. */
+  chatUrlsOf: (monitor: MonitorRecord) => ChatUrls;
   /** Mails the events to the monitors' notify.email addresses. @default none */
   email?: EmailNotifier;
 }
@@ -318,6 +320,18 @@ export class MonitorChecks {
     if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
   }
 
+  /** Tells the monitor's Slack and Teams URLs; URLs that cannot be opened any more are logged, and the other notifications still go. */
+  private async tellChat(chat: ChatNotifier, monitor: MonitorRecord, event: MonitorEvent): Promise<void> {
+    let urls: ChatUrls;
+    try {
+      urls = this.deps.chatUrlsOf(monitor);
+    } catch (err) {
+      this.deps.log.warn({ monitor_id: monitor._id }, `could not tell Slack or Teams: ${(err as Error).message}`);
+      return;
+    }
+    await chat.send(monitor, urls, event);
+  }
+
   /** Takes the first baseline's second capture MASK_PROBE_DELAY_MS from now, as a run asked for; a refusal is logged. */
   private probeLater(monitor: MonitorRecord, keyId: string): void {
     if (this.probes.has(monitor._id)) return;
@@ -420,7 +434,7 @@ export class MonitorChecks {
       error: found.error,
     };
     if (monitor.callback_url) await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, data);
-    await this.deps.chat?.send(monitor, { type, data });
+    if (this.deps.chat && (monitor.notify?.slack_url || monitor.notify?.teams_url)) await this.tellChat(this.deps.chat, monitor, { type, data });
     if (this.deps.email && monitor.notify?.email.length) {
       const diff = found.diff ? await this.deps.files.readImage(diffFileOf(found.diff)) : null;
       await this.deps.email.send(monitor, { type, data }, { diff });
