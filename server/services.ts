@@ -363,6 +363,7 @@ function buildMonitors({ stores, jobs, files, webhooks, quota, secrets, settings
     webhooks,
     charge: (account, count, create) => quota.chargeFor(account, count, create),
     paramsOf: (monitor) => monitors.paramsOf(monitor),
+    chatUrlsOf: (monitor) => monitors.chatUrlsOf(monitor),
     clock,
     log: monitorLog,
     chat,

@@ -1,6 +1,7 @@
 import type { Monitor, MonitorCheck } from '../contract/monitors.js';
 import { screenshotUrl, statusUrl } from '../jobs/job-resource.js';
 import { DEFAULT_PAUSE_AFTER_INCONCLUSIVE, diffUrl } from '../monitors/monitor-checks.js';
+import { shownChatUrl } from '../monitors/monitor-service.js';
 import type { CheckRecord, CheckVerdict, MonitorRecord } from '../store/records/monitor-record.js';
 import { formatIsoSeconds } from '../time.js';
 
@@ -20,7 +21,7 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
     propose_masks: monitor.propose_masks ?? false,
     proposed_masks: monitor.proposed_masks ?? [],
     callback_url: monitor.callback_url,
-    notify: monitor.notify ?? { email: [], slack_url: null, teams_url: null },
+    notify: notifyView(monitor),
     paused: monitor.paused,
     baseline: monitor.baseline,
     pinned_job_id: monitor.pinned_job_id,
@@ -30,6 +31,12 @@ export function monitorView(monitor: MonitorRecord, last: CheckRecord | null): M
     last_check: last && { job_id: last.job_id, at: formatIsoSeconds(last.at), status: last.status, changed: last.changed, verdict: verdictOf(last) },
     created_at: formatIsoSeconds(monitor.created_at),
   };
+}
+
+/** Whom a monitor tells, its Slack and Teams URLs by their origin alone (of a monitor of an earlier version too, whose record holds them in clear). */
+function notifyView({ notify }: MonitorRecord): Monitor['notify'] {
+  if (!notify) return { email: [], slack_url: null, teams_url: null };
+  return { email: notify.email, slack_url: shownChatUrl(notify.slack_url), teams_url: shownChatUrl(notify.teams_url) };
 }
 
 /** A check as GET /v1/monitors/{id}/checks lists it; its URLs under `baseUrl`; a run of occurrences without a job says how many and since when. */

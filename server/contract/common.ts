@@ -86,6 +86,16 @@ export const CaptureWarning = Type.Object(
         "upload_failed: the image could not be uploaded to the account's storage destination (why; the image is still served at screenshot_url)",
     }),
     message: Type.String({ description: 'What was found, with counts, names or sizes' }),
+    detail: Type.Optional(
+      Type.Object(
+        {
+          images: Type.Integer({ minimum: 0, description: 'Images in the picture' }),
+          missing: Type.Integer({ minimum: 0, description: 'Of them, those that failed or had not loaded' }),
+          missing_share: Type.Number({ minimum: 0, maximum: 1, description: "The share of the images' area in the picture the missing ones take" }),
+        },
+        { additionalProperties: false, description: 'What was measured, for programs: of images_not_loaded only (absent on the others)' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -67,7 +67,12 @@ export const MonitorNotify = Type.Object(
     slack_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Slack incoming webhook' }))),
     teams_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH, description: 'A Microsoft Teams incoming webhook or Workflows URL' }))),
   },
-  { additionalProperties: false, description: 'Where monitor.changed, monitor.inconclusive and monitor.failed are told besides callback_url, text change first' },
+  {
+    additionalProperties: false,
+    description:
+      'Where monitor.changed, monitor.inconclusive and monitor.failed are told besides callback_url, text change first. The URLs are kept sealed and shown by their origin; ' +
+      'in a change, a field left out (or a URL given back as shown) is kept, null removes a URL',
+  },
 );
 
 const monitorFields = {
@@ -94,7 +99,12 @@ const monitorFields = {
     Type.Array(MaskRect, { maxItems: 100, description: 'Rectangles (CSS px) left out of every comparison, or with tolerance counted only past that share of their pixels' }),
   ),
   propose_masks: Type.Optional(
-    Type.Boolean({ default: false, description: 'Capture the first baseline twice, a few seconds apart, and propose masks (proposed_masks) where the two differ: clocks, carousels, live counters' }),
+    Type.Boolean({
+      default: true,
+      description:
+        'Capture the first baseline twice, a few seconds apart, and propose masks (proposed_masks) where the two differ: clocks, carousels, live counters. ' +
+        'On for a new monitor; monitors created before it existed read false',
+    }),
   ),
   pause_after_inconclusive: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Inconclusive checks in a row after which the monitor pauses itself (paused_reason says why)' }),
@@ -162,7 +172,14 @@ export const Monitor = Type.Object(
     propose_masks: Type.Boolean(),
     proposed_masks: Type.Array(RectShape, { description: 'Masks proposed from the first baseline, read-only: POST …/proposed-masks/accept makes them mask_rects, …/reject drops them' }),
     callback_url: Nullable(Type.String()),
-    notify: Type.Object({ email: Type.Array(Type.String()), slack_url: Nullable(Type.String()), teams_url: Nullable(Type.String()) }, { additionalProperties: false }),
+    notify: Type.Object(
+      {
+        email: Type.Array(Type.String()),
+        slack_url: Nullable(Type.String({ description: 'The Slack URL\'s origin and "/…": the URL holds its token, so it is kept sealed and never shown' })),
+        teams_url: Nullable(Type.String({ description: 'The Teams URL\'s origin and "/…", as slack_url' })),
+      },
+      { additionalProperties: false },
+    ),
     paused: Type.Boolean(),
     baseline: Type.Enum(['previous', 'pinned']),
     pinned_job_id: Nullable(JobId),

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 
+import type { CaptureWarning } from '../capture/outputs/capture-warnings.js';
 import { PRESETS } from '../capture/presets.js';
 import { ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
@@ -10,7 +11,7 @@ import { SerialByKey } from '../serial-by-key.js';
 import type { FileStore } from '../store/file-store.js';
 import type { AccountRecord } from '../store/records/account-record.js';
 import { hasEnded, type JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, CheckRegion, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
+import type { ChatUrls, CheckRecord, CheckRegion, CheckVerdict, MonitorRecord, TextChange } from '../store/records/monitor-record.js';
 import type { AccountStore, KeyStore, MonitorStore } from '../store/stores.js';
 import { type Clock, formatIsoSeconds } from '../time.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
@@ -39,18 +40,38 @@ export interface MonitorChecksDeps {
   log: Logger;
   /** Sends the events to the monitors' Slack and Teams URLs. @default none: the webhook alone */
   chat?: ChatNotifier;
+  /** A monitor's Slack and Teams URLs opened from their seal; MonitorSecretsLostError when they cannot be. */
+  chatUrlsOf: (monitor: MonitorRecord) => ChatUrls;
   /** Mails the events to the monitors' notify.email addresses. @default none */
   email?: EmailNotifier;
 }
 
 /**
  * The warning codes that make a check's picture untrustworthy: it shows nothing (blank), a part
- * (truncated), an error or sign-in page instead of the page (http_error, login_page), or a page
- * still drawing (not_settled, placeholders). A check with any of them is inconclusive. Missing
- * images and fonts, overlays, console errors and a busy network are not in it: they are common on
- * pages whose picture is still the page, and a change they make is compared as any other.
+ * (truncated), an error or sign-in page instead of the page (http_error, login_page), a page
+ * still drawing (not_settled, placeholders), or its text in another font than the page's
+ * (fonts_not_loaded: a face is fetched only for text the page lays out, and a fallback font has
+ * other widths, so lines break elsewhere and everything below them moves). A check with any of
+ * them is inconclusive; with images_not_loaded, only past MISSING_IMAGES_SHARE. Overlays, console
+ * errors and a busy network are not in it: they are common on pages whose picture is still the
+ * page, and a change they make is compared as any other.
  */
-export const INCONCLUSIVE_CODES: readonly string[] = ['blank', 'truncated', 'http_error', 'login_page', 'not_settled', 'placeholders'];
+export const INCONCLUSIVE_CODES: readonly string[] = ['blank', 'truncated', 'http_error', 'login_page', 'not_settled', 'placeholders', 'fonts_not_loaded'];
+
+/**
+ * Missing images make a check inconclusive once they take more than this share of the area of
+ * the images in its picture: a broken avatar or tracking pixel among many is a small change,
+ * compared as any other (the diff shows it); a quarter of the pictures gone, or a missing hero
+ * image, is a page that did not load, which would alert as changed and then become the baseline.
+ */
+export const MISSING_IMAGES_SHARE = 0.25;
+
+/** The codes of the warnings that make a capture's picture untrustworthy, once each, in their order. */
+export function inconclusiveCodes(warnings: readonly CaptureWarning[]): string[] {
+  const untrustworthy = (w: CaptureWarning) =>
+    INCONCLUSIVE_CODES.includes(w.code) || (w.code === 'images_not_loaded' && (w.detail?.missing_share ?? 0) > MISSING_IMAGES_SHARE);
+  return [...new Set(warnings.filter(untrustworthy).map((w) => w.code))];
+}
 
 /** A monitor pauses itself after this many inconclusive checks in a row unless it says otherwise. */
 export const DEFAULT_PAUSE_AFTER_INCONCLUSIVE = 5;
@@ -255,8 +276,8 @@ export class MonitorChecks {
   private async completed(monitor: MonitorRecord | null, check: CheckRecord, job: JobRecord): Promise<void> {
     const text = job.has_text ? await this.deps.files.readOutput(job._id, 'text') : null;
     const kept = text === null ? null : keptText(text);
-    const codes = (job.warnings ?? []).map((w) => w.code).filter((code) => INCONCLUSIVE_CODES.includes(code));
-    if (codes.length) return this.inconclusive(monitor, check, job, [...new Set(codes)], kept);
+    const codes = inconclusiveCodes(job.warnings ?? []);
+    if (codes.length) return this.inconclusive(monitor, check, job, codes, kept);
     const baseline = monitor ? await this.baselineOf(monitor, check) : null;
     let difference: number | null = null;
     let diffFile: string | null = null;
@@ -297,6 +318,18 @@ export class MonitorChecks {
       return;
     }
     if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
+  }
+
+  /** Tells the monitor's Slack and Teams URLs; URLs that cannot be opened any more are logged, and the other notifications still go. */
+  private async tellChat(chat: ChatNotifier, monitor: MonitorRecord, event: MonitorEvent): Promise<void> {
+    let urls: ChatUrls;
+    try {
+      urls = this.deps.chatUrlsOf(monitor);
+    } catch (err) {
+      this.deps.log.warn({ monitor_id: monitor._id }, `could not tell Slack or Teams: ${(err as Error).message}`);
+      return;
+    }
+    await chat.send(monitor, urls, event);
   }
 
   /** Takes the first baseline's second capture MASK_PROBE_DELAY_MS from now, as a run asked for; a refusal is logged. */
@@ -401,7 +434,7 @@ export class MonitorChecks {
       error: found.error,
     };
     if (monitor.callback_url) await this.deps.webhooks.notify({ job_id: job._id, account_id: monitor.account_id, callback_url: monitor.callback_url }, type, data);
-    await this.deps.chat?.send(monitor, { type, data });
+    if (this.deps.chat && (monitor.notify?.slack_url || monitor.notify?.teams_url)) await this.tellChat(this.deps.chat, monitor, { type, data });
     if (this.deps.email && monitor.notify?.email.length) {
       const diff = found.diff ? await this.deps.files.readImage(diffFileOf(found.diff)) : null;
       await this.deps.email.send(monitor, { type, data }, { diff });

@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../domain-errors.js';
 import type { CreateParams } from '../jobs/create-params.js';
 import { keepWhileFits, RUN_ONLY_FIELDS } from '../store/records/job-options.js';
 import type { JobRecord } from '../store/records/job-record.js';
-import type { CheckRecord, MonitorNotify, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
+import type { ChatUrls, CheckRecord, MonitorNotify, MonitorRecord, MonitorSchedule } from '../store/records/monitor-record.js';
 import type { MonitorStore } from '../store/stores.js';
 import type { Clock } from '../time.js';
 import type { MonitorChecks } from './monitor-checks.js';
@@ -17,6 +17,12 @@ import { checkSchedule, nextOccurrence } from './schedule.js';
 
 /** Rectangle masks a monitor keeps at most (as mask_rects takes). */
 const MAX_MASK_RECTS = 100;
+
+/** A monitor's notify as a request gives it. */
+type MonitorNotifyInput = NonNullable<MonitorRequest['notify']>;
+
+/** The fields of notify that are secrets: the chat URLs, sealed in the record (the URLs checked as a callback_url is; the egress policy decides at each send). */
+const CHAT_URL_FIELDS = ['slack_url', 'teams_url'] as const;
 
 /** Capture fields whose values are kept sealed and never shown: as for a job's secrets. */
 const SECRET_FIELDS = ['headers', 'cookies', 'http_auth', 'html'] as const;
@@ -59,7 +65,8 @@ export class MonitorService {
 
   /** A new monitor of the owner's account; refused (ValidationError) when the account has the most it may have. */
   async create(owner: MonitorOwner, body: unknown, baseUrl: string): Promise<MonitorRecord> {
-    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest & Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline' | 'pause_after_inconclusive'>>;
+    const input = validateBody(MonitorRequest, structuredClone(body)) as MonitorRequest &
+      Required<Pick<MonitorRequest, 'threshold' | 'mask_selectors' | 'paused' | 'baseline' | 'pause_after_inconclusive' | 'propose_masks'>>;
     const now = this.deps.clock.now();
     const { sealed, ...kept } = this.split(this.checkCapture(captureOf(body as Record<string, unknown>)), input.mask_selectors);
     checkSchedule(input.schedule, this.deps.minMinutes(), now);
@@ -72,9 +79,9 @@ export class MonitorService {
       schedule: input.schedule,
       threshold: input.threshold,
       callback_url: input.callback_url ? httpUrl('callback_url', input.callback_url) : null,
-      notify: notifyOf(input.notify),
+      notify: this.notifyOf(input.notify ?? {}),
       mask_rects: input.mask_rects ?? [],
-      propose_masks: input.propose_masks ?? false,
+      propose_masks: input.propose_masks,
       paused: input.paused,
       baseline: input.baseline,
       pinned_job_id: null,
@@ -144,7 +151,7 @@ export class MonitorService {
     if (input.threshold !== undefined) change.threshold = input.threshold;
     if (input.callback_url !== undefined) change.callback_url = input.callback_url === null ? null : httpUrl('callback_url', input.callback_url);
     if (input.baseline !== undefined) change.baseline = input.baseline;
-    if (input.notify !== undefined) change.notify = notifyOf(input.notify);
+    if (input.notify !== undefined) change.notify = this.notifyOf(given.notify as Partial<MonitorNotifyInput>, monitor);
     if (input.mask_rects !== undefined) change.mask_rects = input.mask_rects;
     if (input.propose_masks !== undefined) change.propose_masks = input.propose_masks;
     if (input.pause_after_inconclusive !== undefined) change.pause_after_inconclusive = input.pause_after_inconclusive;
@@ -248,6 +255,43 @@ export class MonitorService {
     return { ...monitor, request: capture, mask_selectors: maskSelectors };
   }
 
+  /**
+   * The monitor's Slack and Teams URLs in clear, to send to: opened from their seal (of a monitor
+   * of an earlier version, its record's own). MonitorSecretsLostError naming them when the data
+   * directory's key changed since they were sealed.
+   */
+  chatUrlsOf(monitor: Pick<MonitorRecord, '_id' | 'notify'>, remedy?: string): ChatUrls {
+    const notify = monitor.notify;
+    if (!notify) return { slack_url: null, teams_url: null };
+    if (notify.sealed_urls === undefined) return { slack_url: notify.slack_url, teams_url: notify.teams_url };
+    try {
+      return this.deps.secrets.open<ChatUrls>(notify.sealed_urls);
+    } catch {
+      const fields = CHAT_URL_FIELDS.filter((field) => notify[field] !== null).map((field) => `notify.${field}`);
+      throw new MonitorSecretsLostError({ _id: monitor._id, secret_fields: fields }, true, remedy);
+    }
+  }
+
+  /**
+   * A monitor's notify from the fields given, the Slack and Teams URLs sealed and shown by their
+   * origin. A field left out keeps the `current` monitor's, and so does a URL given back as it is
+   * shown (a form that sends the monitor back as it read it); null removes a URL.
+   */
+  private notifyOf(given: Partial<MonitorNotifyInput>, current?: MonitorRecord): MonitorNotify {
+    const before = current?.notify;
+    const urls: ChatUrls = { slack_url: null, teams_url: null };
+    let currentUrls: ChatUrls | undefined;
+    for (const field of CHAT_URL_FIELDS) {
+      const value = given[field];
+      const keep = value === undefined || (value !== null && before !== undefined && value === shownChatUrl(before[field]));
+      if (!keep) urls[field] = value ? httpUrl(`notify.${field}`, value) : null;
+      else if (current && before?.[field]) urls[field] = (currentUrls ??= this.chatUrlsOf(current, 'give them again with this change'))[field];
+    }
+    const notify: MonitorNotify = { email: given.email ?? before?.email ?? [], slack_url: shownChatUrl(urls.slack_url), teams_url: shownChatUrl(urls.teams_url) };
+    if (urls.slack_url || urls.teams_url) notify.sealed_urls = this.deps.secrets.seal(urls);
+    return notify;
+  }
+
   /** A capture request checked as POST /v1/screenshot checks it, and one a picture can be compared from. */
   private checkCapture(capture: Record<string, unknown>): Record<string, unknown> {
     this.deps.parseCapture(structuredClone(capture));
@@ -299,10 +343,13 @@ function unsplit(monitor: MonitorRecord, opened: Record<string, unknown>): { cap
   return { capture: { ...monitor.request, ...sealed }, maskSelectors: (sealedMasks as string[] | undefined) ?? monitor.mask_selectors };
 }
 
-/** A monitor's notify as given, its URLs checked as a callback_url is (the egress policy decides at each send). */
-function notifyOf(given: MonitorRequest['notify']): MonitorNotify {
-  const url = (field: string, value: string | null | undefined) => (value ? httpUrl(`notify.${field}`, value) : null);
-  return { email: given?.email ?? [], slack_url: url('slack_url', given?.slack_url), teams_url: url('teams_url', given?.teams_url) };
+/**
+ * A Slack or Teams URL as a monitor shows it: its origin and `/…`. The token of an incoming
+ * webhook is in its path, so whoever reads the URL can post to the channel; the origin still says
+ * which service it is. Idempotent: a URL shown is shown the same.
+ */
+export function shownChatUrl(url: string | null): string | null {
+  return url === null ? null : `${new URL(url).origin}/…`;
 }
 
 /** The capture fields of a monitor request, as sent. */

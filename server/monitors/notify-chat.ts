@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { NetworkScope } from '../egress/network-scope.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { Logger } from '../logger.js';
-import type { MonitorRecord } from '../store/records/monitor-record.js';
+import type { ChatUrls, MonitorRecord } from '../store/records/monitor-record.js';
 import { sendWebhook } from '../webhooks/sender.js';
 import type { MonitorEvent } from './monitor-event.js';
 
@@ -106,10 +106,11 @@ export class ChatNotifier {
     this.agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false, ...(deps.ca ? { ca: deps.ca } : {}) }) };
   }
 
-  async send(monitor: MonitorRecord, event: MonitorEvent): Promise<void> {
+  /** Sends `event` to `urls`, the monitor's Slack and Teams URLs opened from their seal. */
+  async send(monitor: MonitorRecord, urls: ChatUrls, event: MonitorEvent): Promise<void> {
     const targets = [
-      ['slack', monitor.notify?.slack_url, slackPayload],
-      ['teams', monitor.notify?.teams_url, teamsPayload],
+      ['slack', urls.slack_url, slackPayload],
+      ['teams', urls.teams_url, teamsPayload],
     ] as const;
     const scope = await this.deps.scopeOf(monitor);
     await Promise.all(

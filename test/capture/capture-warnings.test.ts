@@ -274,7 +274,7 @@ describe('the addresses a warning names', () => {
   const shown = `${long.slice(0, 200)}…`;
 
   it('are cut to 200 characters: a page makes its addresses as long as it likes', async () => {
-    const probe = { ...NOTHING_PROBED, images: { failed: 1, loading: 0, first: `data:image/png;base64,${'A'.repeat(5_000)}` } };
+    const probe = { ...NOTHING_PROBED, images: { failed: 1, loading: 0, first: `data:image/png;base64,${'A'.repeat(5_000)}`, shown: 1, missingShare: 1 } };
     const settle: SettleReport = { settled: false, waitedMs: 1_000, capMs: 1_000, holding: ['network'], changing: null, ignored: [], busy: [long] };
     const warnings = await captureWarnings({ blank: null, probe, picture: null, settle, inFlight: [long], truncated: null, httpStatus: 200, console: { count: 0, first: null } });
     expect(warnings.map((w) => w.code)).toEqual(['images_not_loaded', 'network_busy', 'not_settled']);

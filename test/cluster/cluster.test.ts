@@ -104,7 +104,7 @@ describe('a cluster of three nodes on one PostgreSQL', () => {
     const { key } = await account(nodes[0]);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const res = await v1(nodes[i % 3], key, 'POST', '/monitors', { url: `${fixtures.url}/small.html?monitor=${i}`, schedule: { every_minutes: 1 } });
+      const res = await v1(nodes[i % 3], key, 'POST', '/monitors', { url: `${fixtures.url}/small.html?monitor=${i}`, schedule: { every_minutes: 1 }, propose_masks: false });
       expect(res.status).toBe(201);
       ids.push(((await res.json()) as { id: string }).id);
     }

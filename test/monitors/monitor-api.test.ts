@@ -1,17 +1,21 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from './changing-page.js';
 
 let server: TestServer;
 let page: ChangingPage;
 let key: string;
+let accountId: string;
 let other: string;
 
 beforeAll(async () => {
   page = await startChangingPage();
   server = await startTestServer({ ratePerSecond: 1000 });
-  key = (await server.account()).key;
+  ({ key, accountId } = await server.account());
   other = (await server.account()).key;
 });
 afterAll(async () => {
@@ -98,6 +102,17 @@ describe('POST /v1/monitors', () => {
     }
   });
 
+  it('proposes masks for a new monitor unless told not to', async () => {
+    expect(await (await create({ url: page.url, schedule: every })).json()).toMatchObject({ propose_masks: true, proposed_masks: [] });
+    expect(await (await create({ url: page.url, schedule: every, propose_masks: false })).json()).toMatchObject({ propose_masks: false });
+  });
+
+  it('proposes masks for a monitor the control panel creates (POST /admin/api/monitors) too', async () => {
+    const created = await server.admin('POST', '/monitors', { account_id: accountId, url: page.url, schedule: every });
+    expect(created.status).toBe(201);
+    expect(created.body.propose_masks).toBe(true);
+  });
+
   it('answers 401 without a key', async () => {
     expect((await server.v1('POST', '/monitors', undefined, { url: page.url, schedule: every })).status).toBe(401);
   });
@@ -133,5 +148,25 @@ describe('a monitor of one account', () => {
 
     expect((await server.v1('DELETE', `/monitors/${monitor.id}`, key)).status).toBe(204);
     expect((await server.v1('GET', `/monitors/${monitor.id}`, key)).status).toBe(404);
+  });
+});
+
+describe('a monitor stored before propose_masks existed', () => {
+  it('still proposes none, and keeps reading so after a restart', async () => {
+    const dataDir = path.join(await tempDir('sa-monitor-before-proposals-'), 'data');
+    const before = await startTestServer({ dataDir, ratePerSecond: 1000 });
+    const { key: theirs } = await before.account();
+    const { id } = await (await before.v1('POST', '/monitors', theirs, { url: page.url, schedule: every, paused: true })).json();
+    await before.srv.close();
+    // The record as an earlier version wrote it: without the field.
+    const file = path.join(dataDir, 'monitors.db');
+    const lines = (await fs.readFile(file, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    await fs.writeFile(file, lines.map(({ propose_masks: _, ...rest }) => `${JSON.stringify(rest)}\n`).join(''));
+    const after = await startTestServer({ dataDir, ratePerSecond: 1000 });
+    try {
+      expect(await (await after.v1('GET', `/monitors/${id}`, theirs)).json()).toMatchObject({ id, propose_masks: false });
+    } finally {
+      await after.close();
+    }
   });
 });

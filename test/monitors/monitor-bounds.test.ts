@@ -6,6 +6,7 @@ import { forFile } from '../helpers/for-file.js';
 import { movableClock } from '../helpers/movable-clock.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 import { startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 
 // What one account's monitors may take: how many, and the records their checks leave.
 
@@ -70,7 +71,7 @@ describe('the checks of a monitor', () => {
     try {
       const { key, keyId, accountId } = await server.account();
       const second = (await server.admin('POST', `/accounts/${accountId}/keys`, { name: 'second' })).body.key as string;
-      const { id } = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 } })).json();
+      const { id } = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, ...NO_PROPOSED_MASKS })).json();
       expect((await server.admin('PATCH', `/keys/${keyId}`, { revoked: true })).status).toBe(200);
       for (let i = 0; i < 4; i++) await nextOccurrence(server, clock, second, id);
       const [run] = await checksOf(server, second, id);
@@ -95,7 +96,7 @@ describe('the checks of a monitor', () => {
     const dataDir = await tempDir('sa-monitor-history-');
     const first = await startTestServer({ dataDir, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     const { key } = await first.account();
-    const { id } = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, paused: true })).json();
+    const { id } = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, paused: true, ...NO_PROPOSED_MASKS })).json();
     expect((await first.admin('PUT', '/settings', { history_days: 2 })).status).toBe(200);
     const { job_id } = await (await first.v1('POST', `/monitors/${id}/run`, key)).json();
     await expect.poll(async () => (await checksOf(first, key, id)).map((c) => c.status), { timeout: 30_000 }).toEqual(['completed']);

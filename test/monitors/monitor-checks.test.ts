@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 
 // Real captures of a page on loopback that the test changes between two checks.
 
@@ -65,7 +66,7 @@ async function check(key: string, monitorId: string): Promise<Check> {
 }
 
 const monitorOf = async (key: string, body: Record<string, unknown>) => {
-  const res = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, callback_url: hookUrl, ...body });
+  const res = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, callback_url: hookUrl, ...NO_PROPOSED_MASKS, ...body });
   expect(res.status).toBe(201);
   return (await res.json()) as { id: string };
 };

@@ -8,6 +8,7 @@ import { forFile } from '../helpers/for-file.js';
 import { movableClock } from '../helpers/movable-clock.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 import { restoredMonitor } from './restored-monitor.js';
 
 // A monitor's capture options a customer can make large (64 KB of styles and of scripts, 100
@@ -48,7 +49,7 @@ describe('a monitor with 64 KB of styles and of scripts, run every minute', () =
   });
 
   it('appends lines of under 2 KB to monitors.db at each of 20 scheduled runs and 20 PATCHes of its name, and each check has its styles, scripts and masks applied', async () => {
-    const created = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, styles, scripts, mask_selectors: maskSelectors });
+    const created = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, styles, scripts, mask_selectors: maskSelectors, ...NO_PROPOSED_MASKS });
     expect(created.status).toBe(201);
     const { id } = await created.json();
     // NeDB appends the whole record as one line at each change (a fold by growth bounds the file, not what is written).
@@ -95,7 +96,7 @@ describe('a monitor with 64 KB of styles and of scripts, run every minute', () =
 describe('a monitor with large options restored from a backup, which keeps none of them', () => {
   it('fails its checks naming the options no longer kept, until they are given again', async () => {
     const clock = movableClock();
-    const { target, key, monitor } = await restoredMonitor('sa-monitor-options-backup-', { url: page.url, schedule: { every_minutes: 1 }, styles, scripts });
+    const { target, key, monitor } = await restoredMonitor('sa-monitor-options-backup-', { url: page.url, schedule: { every_minutes: 1 }, styles, scripts, ...NO_PROPOSED_MASKS });
 
     const restored = await startTestServer({ dataDir: target, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     try {

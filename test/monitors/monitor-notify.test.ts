@@ -1,13 +1,19 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
+import { backupDataDir } from '../../server/cli/backup.js';
+import { SECRET_KEY_FILE } from '../../server/store/data-dir.js';
+import { filesHolding } from '../helpers/files-under.js';
+import { startTestServer, tempDir, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 
 // A monitor's notifications to Slack and Teams incoming webhooks and by e-mail, received on loopback.
 
@@ -89,17 +95,24 @@ describe('notifications of a monitor', () => {
       name: 'Shop',
       schedule: { every_minutes: 600 },
       threshold: 0,
-      notify: { slack_url: `${base}/slack`, teams_url: `${base}/teams` },
+      ...NO_PROPOSED_MASKS,
+      notify: { slack_url: `${base}/slack/T01/B01/slack-token`, teams_url: `${base}/teams/webhookb2/teams-token` },
     });
     expect(res.status).toBe(201);
     const monitor = await res.json();
-    expect(monitor.notify).toEqual({ email: [], slack_url: `${base}/slack`, teams_url: `${base}/teams` });
+    // The tokens are in the paths: a monitor shows the origins alone.
+    const shown = { email: [], slack_url: `${base}/…`, teams_url: `${base}/…` };
+    expect(monitor.notify).toEqual(shown);
+    // A change that leaves them out, or gives them back as shown, keeps them.
+    const changed = await server.v1('PATCH', `/monitors/${monitor.id}`, key, { notify: { teams_url: shown.teams_url } });
+    expect((await changed.json()).notify).toEqual(shown);
+    expect((await (await server.v1('GET', `/monitors/${monitor.id}`, key)).json()).notify).toEqual(shown);
     page.price = '49';
     await check(key, monitor.id);
     page.price = '59';
     await check(key, monitor.id);
 
-    const slack = await until(() => received.find((r) => r.path === '/slack'));
+    const slack = await until(() => received.find((r) => r.path === '/slack/T01/B01/slack-token'));
     expect(slack.contentType).toBe('application/json');
     expect(slack.body.text).toMatch(/^Shop changed\n\+ Price: 59 EUR\n- Price: 49 EUR\n/);
     expect(slack.body.blocks).toEqual([
@@ -108,14 +121,50 @@ describe('notifications of a monitor', () => {
       { type: 'context', elements: [{ type: 'mrkdwn', text: expect.stringContaining('|Diff>') }] },
     ]);
 
-    const teams = await until(() => received.find((r) => r.path === '/teams'));
+    const teams = await until(() => received.find((r) => r.path === '/teams/webhookb2/teams-token'));
     expect(teams.body).toMatchObject({ type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive' }] });
     const card = (teams.body.attachments as Array<{ content: { type: string; version: string; body: Array<{ text: string }>; actions: Array<{ type: string; title: string }> } }>)[0].content;
     expect(card).toMatchObject({ type: 'AdaptiveCard', version: '1.4' });
     expect(card.body.map((b) => b.text).slice(0, 3)).toEqual(['Shop changed', '+ Price: 59 EUR', '- Price: 49 EUR']);
     expect(card.actions.map((a) => a.title)).toEqual(['Diff', 'Screenshot', 'Baseline']);
     // The first check compared nothing: one message each.
-    expect(received.filter((r) => r.path === '/slack')).toHaveLength(1);
+    expect(received.filter((r) => r.path.startsWith('/slack'))).toHaveLength(1);
+  });
+
+  it('keeps the Slack and Teams URLs in no file of the data directory, nor in a backup, in clear', async () => {
+    const { key } = await server.account();
+    const notify = { slack_url: `${base}/services/T02/B02/slack-secret-token`, teams_url: `${base}/webhookb2/teams-secret-token` };
+    const { id } = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, paused: true, notify })).json();
+    // Each change writes the record again.
+    expect((await server.v1('PATCH', `/monitors/${id}`, key, { name: 'Shop', notify: { email: ['team@example.test'] } })).status).toBe(200);
+    expect((await server.v1('PATCH', `/monitors/${id}`, key, { notify: { slack_url: `${base}/services/T02/B02/slack-secret-token-2` } })).status).toBe(200);
+    for (const token of ['slack-secret-token', 'teams-secret-token']) expect(await filesHolding(server.dataDir, token)).toEqual([]);
+    const archive = path.join(await tempDir(), 'data.tar.gz');
+    await backupDataDir(server.dataDir, archive);
+    const unpacked = zlib.gunzipSync(await fs.readFile(archive));
+    expect(unpacked.includes('slack-secret-token')).toBe(false);
+    expect(unpacked.includes('teams-secret-token')).toBe(false);
+  });
+
+  it("asks for the Slack URL again once the data directory's key changed, and takes it", async () => {
+    const dataDir = path.join(await tempDir('sa-monitor-chat-key-'), 'data');
+    const before = await startTestServer({ dataDir, ratePerSecond: 1000 });
+    const { key } = await before.account();
+    const slack_url = `${base}/slack/T04/B04/rekeyed-token`;
+    const { id } = await (await before.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, paused: true, notify: { slack_url } })).json();
+    await before.srv.close();
+    await fs.writeFile(path.join(dataDir, SECRET_KEY_FILE), crypto.randomBytes(32), { mode: 0o600 });
+    const after = await startTestServer({ dataDir, ratePerSecond: 1000 });
+    try {
+      expect((await after.v1('PATCH', `/monitors/${id}`, key, { name: 'renamed' })).status).toBe(200);
+      const refused = await after.v1('PATCH', `/monitors/${id}`, key, { notify: { email: ['team@example.test'] } });
+      expect(refused.status).toBe(400);
+      expect((await refused.json()).message).toMatch(/^The monitor's notify\.slack_url could not be read: the data directory's job-secrets\.key changed .*give them again with this change$/);
+      const given = await after.v1('PATCH', `/monitors/${id}`, key, { notify: { email: ['team@example.test'], slack_url } });
+      expect((await given.json()).notify).toEqual({ email: ['team@example.test'], slack_url: `${base}/…`, teams_url: null });
+    } finally {
+      await after.close();
+    }
   });
 
   it('refuses a Slack URL that is not an http(s) address', async () => {
@@ -140,7 +189,7 @@ describe('notifications of a monitor', () => {
 
     const { key } = await server.account();
     const monitor = await (
-      await server.v1('POST', '/monitors', key, { url: page.url, name: 'Shop', schedule: { every_minutes: 600 }, threshold: 0, notify: { email: ['team@example.test'] } })
+      await server.v1('POST', '/monitors', key, { url: page.url, name: 'Shop', schedule: { every_minutes: 600 }, threshold: 0, ...NO_PROPOSED_MASKS, notify: { email: ['team@example.test'] } })
     ).json();
     page.price = '49';
     await check(key, monitor.id);

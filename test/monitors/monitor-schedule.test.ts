@@ -8,6 +8,7 @@ import { movableClock } from '../helpers/movable-clock.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/test-server.js';
 import { startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 
 // Schedules with a clock the test moves: the real time plus an offset, so minutes pass at once.
 
@@ -44,7 +45,7 @@ describe('a schedule across a restart', () => {
     const dataDir = await tempDir('sa-monitor-restart-');
     const first = await startTestServer({ dataDir, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     const { key } = await first.account();
-    const monitor = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 } })).json();
+    const monitor = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, ...NO_PROPOSED_MASKS })).json();
     const due = Date.parse(monitor.next_run_at);
     expect(due - Date.parse(monitor.created_at)).toBe(MINUTE);
 
@@ -85,7 +86,7 @@ describe('a schedule across a restart', () => {
     const server = await startTestServer({ ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     try {
       const { key } = await server.account({ daily_limit: 1 });
-      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 } })).json();
+      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, ...NO_PROPOSED_MASKS })).json();
       clock.advance(MINUTE + 1000);
       await untilChecks(server, key, monitor.id, 1);
       clock.advance(MINUTE);
@@ -104,7 +105,7 @@ describe('a schedule across a restart', () => {
     try {
       const { key, keyId, accountId } = await server.account();
       const second = await server.admin('POST', `/accounts/${accountId}/keys`, { name: 'second' });
-      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 } })).json();
+      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, ...NO_PROPOSED_MASKS })).json();
       expect((await server.admin('PATCH', `/keys/${keyId}`, { revoked: true })).status).toBe(200);
       clock.advance(MINUTE + 1000);
       const [skipped] = await untilChecks(server, second.body.key, monitor.id, 1);
@@ -134,7 +135,7 @@ describe('a schedule across a restart', () => {
     const server = await startTestServer({ ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     try {
       const { key } = await server.account();
-      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, paused: true })).json();
+      const monitor = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, paused: true, ...NO_PROPOSED_MASKS })).json();
       expect(monitor.next_run_at).toBeNull();
       clock.advance(5 * MINUTE);
       const resumed = await (await server.v1('PATCH', `/monitors/${monitor.id}`, key, { paused: false })).json();
@@ -152,7 +153,7 @@ describe('diff pictures past the retention period', () => {
     const dataDir = await tempDir('sa-monitor-retention-');
     const first = await startTestServer({ dataDir, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });
     const { key } = await first.account();
-    const monitor = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, mask_selectors: ['#clock'] })).json();
+    const monitor = await (await first.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, mask_selectors: ['#clock'], ...NO_PROPOSED_MASKS })).json();
     const settledCheck = async (server: TestServer, n: number) => {
       const { job_id } = await (await server.v1('POST', `/monitors/${monitor.id}/run`, key)).json();
       for (;;) {
@@ -208,7 +209,7 @@ describe('a schedule in a cluster', () => {
     const b = await node();
     try {
       const { key } = await a.account();
-      const monitor = await (await a.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 } })).json();
+      const monitor = await (await a.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 1 }, ...NO_PROPOSED_MASKS })).json();
       for (let occurrence = 1; occurrence <= 3; occurrence++) {
         clock.advance(MINUTE);
         await untilChecks(b, key, monitor.id, occurrence);

@@ -9,6 +9,7 @@ import { forFile } from '../helpers/for-file.js';
 import { movableClock } from '../helpers/movable-clock.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 import { restoredMonitor } from './restored-monitor.js';
 
 // A monitor's secret capture fields (html, cookies, credentials) on a real server and its data directory.
@@ -50,7 +51,7 @@ describe("a monitor's secret fields in the data directory", () => {
 
   it('20 PATCHes of a name grow monitors.db by under 64 KB, whatever the size of its html (5 MB)', async () => {
     const html = `<!doctype html><p>${'a'.repeat(5 * 1024 * 1024 - 64)}</p>`;
-    const created = await server.v1('POST', '/monitors', key, { html, schedule: every });
+    const created = await server.v1('POST', '/monitors', key, { html, schedule: every, ...NO_PROPOSED_MASKS });
     expect(created.status).toBe(201);
     const { id } = await created.json();
     const monitorsDb = path.join(server.dataDir, 'monitors.db');
@@ -66,7 +67,7 @@ describe("a monitor's secret fields in the data directory", () => {
     const first = { cookie: 'c00kie-m0nitor-first', password: 'pw-m0nitor-first' };
     const second = { cookie: 'c00kie-m0nitor-second', password: 'pw-m0nitor-second' };
     const secretsOf = (s: typeof first) => ({ cookies: [{ name: 'sid', value: s.cookie }], http_auth: { username: 'reader', password: s.password } });
-    const { id } = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: every, ...secretsOf(first) })).json();
+    const { id } = await (await server.v1('POST', '/monitors', key, { url: page.url, schedule: every, ...secretsOf(first), ...NO_PROPOSED_MASKS })).json();
     expect(await holds(server.dataDir, first.cookie)).not.toBeNull();
 
     const patched = await server.v1('PATCH', `/monitors/${id}`, key, secretsOf(second));
@@ -84,7 +85,7 @@ describe('a monitor restored from a backup, which holds no secret', () => {
   it('fails its checks saying its secrets are gone, one record for the run of them, until they are given again', async () => {
     const clock = movableClock();
     const cookies = [{ name: 'sid', value: 'c00kie-b4ckup-m0nitor' }];
-    const { target, key, monitor } = await restoredMonitor('sa-monitor-backup-', { url: page.url, schedule: { every_minutes: 1 }, cookies });
+    const { target, key, monitor } = await restoredMonitor('sa-monitor-backup-', { url: page.url, schedule: { every_minutes: 1 }, cookies, ...NO_PROPOSED_MASKS });
     expect(await holds(target, cookies[0].value)).toBeNull();
 
     const restored = await startTestServer({ dataDir: target, ratePerSecond: 1000 }, { clock, monitorPollMs: POLL_MS });

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from './changing-page.js';
+import { NO_PROPOSED_MASKS } from './no-proposed-masks.js';
 
 // Real captures of a page on loopback drawn blank, half-drawn or with another price between checks.
 
@@ -29,7 +30,7 @@ beforeAll(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 });
 afterEach(() => {
-  Object.assign(page, { drawn: 'whole', price: null, clock: true, box: '#2060c0' });
+  Object.assign(page, { drawn: 'whole', price: null, clock: true, box: '#2060c0', images: { shown: 0, missing: 0 }, font: 'none' });
 });
 afterAll(async () => {
   await server?.close();
@@ -68,7 +69,7 @@ async function check(key: string, monitorId: string): Promise<Check> {
 }
 
 const monitorOf = async (key: string, body: Record<string, unknown>) => {
-  const res = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, callback_url: hookUrl, mask_selectors: ['#clock'], ...body });
+  const res = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, callback_url: hookUrl, mask_selectors: ['#clock'], ...NO_PROPOSED_MASKS, ...body });
   expect(res.status).toBe(201);
   return (await res.json()) as { id: string; propose_masks: boolean; proposed_masks: unknown[] };
 };
@@ -113,6 +114,29 @@ describe('checks whose picture cannot be trusted', () => {
     expect(eventsOf(monitor.id, 'monitor.inconclusive')[0].data).toMatchObject({ verdict: 'inconclusive', job_id: blank.job_id });
     expect(eventsOf(monitor.id, 'monitor.changed')).toEqual([]);
     expect((await server.v1('POST', `/monitors/${monitor.id}/checks/${blank.job_id}/pin`, key)).status).toBe(400);
+  });
+
+  it('end inconclusive when more than a quarter of the pictures are missing, or a web font, and not for a quarter', async () => {
+    const { key } = await server.account();
+    const warningsOf = async (jobId: string) => (await (await server.v1('GET', `/screenshot/${jobId}`, key)).json()).warnings;
+    const missingImages = (detail: Record<string, number>) => ({ code: 'images_not_loaded', message: expect.any(String), detail });
+    page.images = { shown: 4, missing: 0 };
+    const monitor = await monitorOf(key, {});
+    expect(await check(key, monitor.id)).toMatchObject({ verdict: 'first' });
+
+    page.images = { shown: 4, missing: 1 };
+    const few = await check(key, monitor.id);
+    expect(few).toMatchObject({ verdict: 'changed', inconclusive_codes: [] });
+    expect(await warningsOf(few.job_id)).toContainEqual(missingImages({ images: 4, missing: 1, missing_share: 0.25 }));
+
+    page.images = { shown: 4, missing: 2 };
+    const many = await check(key, monitor.id);
+    expect(many).toMatchObject({ verdict: 'inconclusive', inconclusive_codes: ['images_not_loaded'] });
+    expect(await warningsOf(many.job_id)).toContainEqual(missingImages({ images: 4, missing: 2, missing_share: 0.5 }));
+
+    page.images = { shown: 4, missing: 0 };
+    page.font = 'failed';
+    expect(await check(key, monitor.id)).toMatchObject({ verdict: 'inconclusive', inconclusive_codes: ['fonts_not_loaded'] });
   });
 
   it('pause the monitor once pause_after_inconclusive come in a row, saying why', async () => {

@@ -16,8 +16,12 @@ export interface ProbeArea {
 
 /** What the page shows of itself at capture. */
 export interface PageProbe {
-  /** Images in the area that failed to load, and those still loading. */
-  images: { failed: number; loading: number; first: string | null };
+  /**
+   * Images in the area that failed to load, and those still loading; `shown`, all the images in
+   * the area, and `missingShare`, the share (0–1) of their area in the picture that the missing
+   * ones take (0 when they take none): a broken tracking pixel weighs nothing, a missing hero most.
+   */
+  images: { failed: number; loading: number; first: string | null; shown: number; missingShare: number };
   /** Families of web fonts that failed to load, and of those still loading. */
   fonts: { failed: string[]; loading: string[] };
   /**
@@ -46,7 +50,7 @@ export interface CanvasInPicture {
 
 /** What a probe that could not run says: nothing (a page that broke the functions it calls still gets its picture). */
 export const NOTHING_PROBED: PageProbe = {
-  images: { failed: 0, loading: 0, first: null },
+  images: { failed: 0, loading: 0, first: null, shown: 0, missingShare: 0 },
   fonts: { failed: [], loading: [] },
   overlay: null,
   placeholders: { count: 0, first: [] },
@@ -61,7 +65,9 @@ const GRID = { columns: 16, rows: 12 };
  * Looks at the page as it is captured:
  * - images: every `<img>` of the document that is rendered and meets `area`, and that is still
  *   loading (`complete` false) or finished without a picture (`naturalWidth` 0: failed or not an
- *   image); an `<img>` without any source, or whose address the capture blocked, is not counted;
+ *   image); an `<img>` without any source, or whose address the capture blocked, is not counted.
+ *   Every counted `<img>` in the area adds the part of its box the picture shows to the images'
+ *   area, a missing one to the missing area too;
  * - fonts: the `FontFace`s of `document.fonts` whose status is `error` or `loading` (a face the
  *   page declares but never uses stays `unloaded` and is not counted);
  * - overlay: at a grid of points over the viewport, the topmost element and what is under it. A
@@ -118,7 +124,9 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
     return visible ? { left, top, width: r.width, height: r.height, viewport: r } : null;
   };
 
-  const images = { failed: 0, loading: 0, first: null as string | null };
+  const images = { failed: 0, loading: 0, first: null as string | null, shown: 0, missingShare: 0 };
+  let shownArea = 0;
+  let missingArea = 0;
   for (const img of Array.from(document.images)) {
     const source = img.currentSrc || img.getAttribute('src') || img.getAttribute('srcset');
     if (!source || blocked.has(img.currentSrc) || blocked.has(img.src)) continue;
@@ -127,13 +135,19 @@ export function probePage(args: ProbeArea & { grid: { columns: number; rows: num
     const left = r.left + sx;
     const top = r.top + sy;
     if (left > x + width || left + r.width < x || top > y + height || top + r.height < y) continue;
+    // The part of the image the picture shows.
+    const area = Math.max(0, Math.min(left + r.width, x + width) - Math.max(left, x)) * Math.max(0, Math.min(top + r.height, y + height) - Math.max(top, y));
+    images.shown++;
+    shownArea += area;
     const loading = !img.complete;
     const failed = img.complete && img.naturalWidth === 0 && img.naturalHeight === 0;
     if (!loading && !failed) continue;
+    missingArea += area;
     if (loading) images.loading++;
     else images.failed++;
     if (images.first === null) images.first = img.currentSrc || source;
   }
+  images.missingShare = shownArea > 0 ? missingArea / shownArea : 0;
 
   const fonts = { failed: [] as string[], loading: [] as string[] };
   if (document.fonts) {

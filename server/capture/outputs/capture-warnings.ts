@@ -27,6 +27,16 @@ export type WarningCode = (typeof WARNING_CODES)[number];
 export interface CaptureWarning {
   code: WarningCode;
   message: string;
+  /** What was measured, for programs (a monitor weighs it): images_not_loaded's only. Absent on others, and on warnings of earlier versions. */
+  detail?: MissingImages;
+}
+
+/** The measure of images_not_loaded: the images in the picture, the missing ones, and the share of the images' area they take. */
+export interface MissingImages {
+  images: number;
+  missing: number;
+  /** 0–1, rounded to 3 places: a broken tracking pixel weighs nothing, a missing hero image most. */
+  missing_share: number;
 }
 
 /** Fixed elements covering more than this share of the viewport over the page's content are an overlay. */
@@ -174,7 +184,7 @@ function notSettled({ capMs, holding, changing, busy }: SettleReport): string {
 /** The warnings of a capture, in the order of WARNING_CODES; [] when all is well. */
 export async function captureWarnings(verdict: CaptureVerdict): Promise<CaptureWarning[]> {
   const warnings: CaptureWarning[] = [];
-  const add = (code: WarningCode, message: string) => warnings.push({ code, message });
+  const add = (code: WarningCode, message: string, detail?: MissingImages) => warnings.push(detail ? { code, message, detail } : { code, message });
   const { blank, probe } = verdict;
   const canvases = verdict.picture ? await blankCanvases(verdict.picture, probe.canvases) : [];
   if (blank?.blank) {
@@ -185,10 +195,14 @@ export async function captureWarnings(verdict: CaptureVerdict): Promise<CaptureW
         : `The picture is one colour (${blank.blank}): the page showed nothing but its background.`,
     );
   }
-  const { failed, loading, first } = probe.images;
+  const { failed, loading, first, shown, missingShare } = probe.images;
   if (failed + loading > 0) {
     const parts = [failed > 0 ? `${failed} failed to load` : '', loading > 0 ? `${loading} had not finished loading` : ''].filter(Boolean);
-    add('images_not_loaded', `${plural(failed + loading, 'image')} in the picture ${failed + loading === 1 ? 'is' : 'are'} missing: ${parts.join(', ')} (first: ${address(first)}).`);
+    add('images_not_loaded', `${plural(failed + loading, 'image')} in the picture ${failed + loading === 1 ? 'is' : 'are'} missing: ${parts.join(', ')} (first: ${address(first)}).`, {
+      images: Math.max(shown, failed + loading),
+      missing: failed + loading,
+      missing_share: Math.round(missingShare * 1000) / 1000,
+    });
   }
   const { fonts } = probe;
   if (fonts.failed.length + fonts.loading.length > 0) {

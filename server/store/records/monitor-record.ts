@@ -23,13 +23,24 @@ export interface CheckRegion {
   after: RectRecord | null;
 }
 
-/** Where a monitor's events are told besides its signed webhook. */
+/**
+ * Where a monitor's events are told besides its signed webhook. The Slack and Teams URLs are
+ * secrets (the token is in the path): the record keeps them sealed, and shows only their origin.
+ */
 export interface MonitorNotify {
   /** Addresses mailed through the admin's SMTP server. */
   email: string[];
-  /** A Slack incoming webhook. */
+  /** A Slack incoming webhook as shown: its origin and `/…`. Of monitors of earlier versions (no `sealed_urls`), the URL itself. */
   slack_url: string | null;
-  /** A Microsoft Teams incoming webhook (or a Teams Workflows URL). */
+  /** A Microsoft Teams incoming webhook (or a Teams Workflows URL) as shown, as `slack_url`. */
+  teams_url: string | null;
+  /** The URLs themselves, sealed together (SecretBox) as ChatUrls. Absent when neither is set, and on monitors of earlier versions. */
+  sealed_urls?: string;
+}
+
+/** A monitor's Slack and Teams URLs in clear, as they are sent to. */
+export interface ChatUrls {
+  slack_url: string | null;
   teams_url: string | null;
 }
 
@@ -65,7 +76,10 @@ export interface MonitorRecord {
   mask_selectors: string[];
   /** Rectangles left out of every comparison (or counted past their tolerance). Absent: none. */
   mask_rects?: MaskRectRecord[];
-  /** Capture the first baseline twice, a few seconds apart, and propose masks where they differ. Absent (earlier versions): false. */
+  /**
+   * Capture the first baseline twice, a few seconds apart, and propose masks where they differ.
+   * A new monitor's is true unless it says otherwise; absent (monitors of earlier versions): false.
+   */
   propose_masks?: boolean;
   /** Masks proposed from the first baseline's two captures, to accept or reject; absent until proposed. */
   proposed_masks?: RectRecord[];
