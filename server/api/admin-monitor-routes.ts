@@ -27,12 +27,6 @@ export interface AdminMonitorDeps extends AdminAuthDeps {
 
 const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
-/** A saved login a monitor names must be its account's, as on /v1/monitors (its checks would all fail otherwise). */
-async function requireLogin(logins: LoginService, accountId: string, request: unknown): Promise<void> {
-  const login = (request as { login?: unknown } | null)?.login;
-  if (typeof login === 'string') await logins.requireFor(accountId, login);
-}
-
 /**
  * /admin/api/monitors — every account's monitors for the control panel: the same service and
  * views as /v1/monitors, the account named in the body (its checks are jobs of its oldest key
@@ -53,7 +47,8 @@ export function adminMonitorRoutes(deps: AdminMonitorDeps): Router {
     const account = await deps.accounts.get(accountId);
     const key = (await deps.keys.list(account._id)).find((k) => !k.revoked);
     if (!key) throw new ValidationError('account_id names an account without an API key that is not revoked; a check is a job of one of its keys', 'account_id');
-    await requireLogin(deps.logins, account._id, request);
+    // A saved login the monitor names must be its account's, as on /v1/monitors.
+    await deps.logins.requireIfNamed(account._id, request);
     const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, request, baseUrlOf(ctx, deps.settings));
     ctx.status = 201;
     ctx.body = monitorView(await deps.monitors.shown(monitor), null);
@@ -61,7 +56,7 @@ export function adminMonitorRoutes(deps: AdminMonitorDeps): Router {
 
   router.patch('/monitors/:id', async (ctx) => {
     const monitor = await deps.monitors.find(ctx.params.id);
-    await requireLogin(deps.logins, monitor.account_id, body(ctx));
+    await deps.logins.requireIfNamed(monitor.account_id, body(ctx));
     ctx.body = await view(await deps.monitors.update(monitor.account_id, monitor._id, body(ctx)));
   });
 

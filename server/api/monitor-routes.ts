@@ -38,10 +38,7 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
   const owner = (state: unknown) => (state as { v1: V1State }).v1;
   const bodyOf = (ctx: { request: unknown }) => (ctx.request as { body: unknown }).body;
   // A saved login the monitor names must be the account's, as for a screenshot (its checks would all fail otherwise).
-  const requireLogin = async (accountId: string, body: unknown) => {
-    const login = (body as { login?: unknown } | null)?.login;
-    if (typeof login === 'string') await deps.logins.requireFor(accountId, login);
-  };
+  const requireLogin = (accountId: string, body: unknown) => deps.logins.requireIfNamed(accountId, body);
   const viewOf = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(await deps.monitors.shown(monitor), await deps.monitors.lastCheck(monitor._id));
 
   router.post('/monitors', auth, json, jsonBody, async (ctx) => {

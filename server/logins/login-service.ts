@@ -147,6 +147,12 @@ export class LoginService {
     if (!login || login.account_id !== accountId) throw new ValidationError(`login ${id} is not a login of this account (see GET /v1/logins)`, 'login');
   }
 
+  /** A request body that may name a login (a monitor's): refused as requireFor refuses, when it names one. */
+  async requireIfNamed(accountId: string, body: unknown): Promise<void> {
+    const login = (body as { login?: unknown } | null)?.login;
+    if (typeof login === 'string') await this.requireFor(accountId, login);
+  }
+
   /**
    * The login as a capture takes it. A form login with a session kept gives that session, unless
    * it is the one a capture was just refused with (`refused`, its session_version): then, as
