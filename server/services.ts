@@ -226,9 +226,20 @@ export async function createServices(config: Readonly<Config>, deps: ServiceDeps
 
     let waiting: number | undefined;
     let started = false;
+    const sealChatUrls = async () => {
+      const sealed = await monitors.sealClearChatUrls((await accounts.list()).map((account) => account._id));
+      if (sealed) await stores.compact();
+      return sealed;
+    };
     steps.push(
       compactAtStop(stores, log, (count) => (waiting = count)),
       { name: 'the browser', start: () => engine.start(), stop: () => engine.close() },
+      // Chat URLs an earlier version kept in clear are sealed before any check sends to them; NeDB's old lines go with a compaction.
+      {
+        name: "the monitors' chat URLs",
+        start: () =>
+          logCount(log, 'monitors', sealChatUrls(), (n) => `sealed the Slack and Teams URLs of ${n} monitor(s) kept in clear by an earlier version`),
+      },
       // Secrets left by a stop between a job's end and their erasure go before any job runs.
       { name: 'the job secrets sweep', start: () => logCount(log, 'jobs', stores.jobSecrets.sweep(), (n) => `erased the secrets of ${n} job(s) that had ended`) },
       { name: 'the webhooks', start: () => webhooks.start(), stop: () => webhooks.stop() },

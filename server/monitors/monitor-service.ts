@@ -273,6 +273,23 @@ export class MonitorService {
   }
 
   /**
+   * Seals the Slack and Teams URLs that monitors of the accounts given keep in clear (written by
+   * an earlier version), as a change of their notify would; how many monitors it sealed. Run at
+   * start, before any check: sealing twice (two nodes at once) only seals the same URLs again.
+   */
+  async sealClearChatUrls(accountIds: readonly string[]): Promise<number> {
+    let sealed = 0;
+    for (const accountId of accountIds) {
+      for (const monitor of await this.deps.store.list(accountId)) {
+        const notify = monitor.notify;
+        if (!notify || notify.sealed_urls !== undefined || (!notify.slack_url && !notify.teams_url)) continue;
+        if (await this.deps.store.update(monitor._id, { notify: this.notifyOf({}, monitor) })) sealed++;
+      }
+    }
+    return sealed;
+  }
+
+  /**
    * A monitor's notify from the fields given, the Slack and Teams URLs sealed and shown by their
    * origin. A field left out keeps the `current` monitor's, and so does a URL given back as it is
    * shown (a form that sends the monitor back as it read it); null removes a URL.
