@@ -9,6 +9,7 @@ import { clearOfMidnight } from '../helpers/clear-of-midnight.js';
 import { runCli, serve } from '../helpers/cli-process.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, tempDir, waitForJob } from '../helpers/test-server.js';
+import { NO_PROPOSED_MASKS } from '../monitors/no-proposed-masks.js';
 
 // Moving from one machine to a cluster: a NeDB data directory with real history, imported with
 // the CLI, served by a node on PostgreSQL that reads the old directory's files.
@@ -62,7 +63,7 @@ describe('migrate and import', () => {
     const before = await waitForJob(old, key, created.job_id);
     expect(before.status).toBe('completed');
     expect((await old.admin('PUT', '/settings', { retention_days: 12 })).status).toBe(200);
-    const monitor = await (await old.v1('POST', '/monitors', key, { url: `${fixtures.url}/small.html`, schedule: { every_minutes: 600 }, name: 'kept' })).json();
+    const monitor = await (await old.v1('POST', '/monitors', key, { url: `${fixtures.url}/small.html`, schedule: { every_minutes: 600 }, name: 'kept', ...NO_PROPOSED_MASKS })).json();
     const token = old.srv.adminToken;
     await old.srv.close();
 

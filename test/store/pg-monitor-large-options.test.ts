@@ -10,6 +10,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startTestServer, waitForJob } from '../helpers/test-server.js';
 import { type ChangingPage, startChangingPage } from '../monitors/changing-page.js';
+import { NO_PROPOSED_MASKS } from '../monitors/no-proposed-masks.js';
 import { importedMonitorSecrets } from './monitor-import.js';
 
 // A monitor's options too large for its record, in a cluster's database: kept in monitor_secrets with its secrets.
@@ -38,7 +39,7 @@ describe('a monitor with 64 KB of styles and of scripts on PostgreSQL', () => {
     const pool = createPool(databaseUrl, silentLogger);
     try {
       const { key } = await server.account();
-      const created = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, styles, scripts });
+      const created = await server.v1('POST', '/monitors', key, { url: page.url, schedule: { every_minutes: 600 }, styles, scripts, ...NO_PROPOSED_MASKS });
       expect(created.status).toBe(201);
       const { id } = await created.json();
       expect((await server.v1('PATCH', `/monitors/${id}`, key, { name: 'renamed' })).status).toBe(200);
