@@ -17,10 +17,9 @@ import { createPool, inTransaction, toJsonb } from './pg-pool.js';
 /** Records copied per statement. */
 const BATCH = 1000;
 
-/** An import that cannot start: the directory is not a data directory. */
-export class ImportError extends Error {
-  override readonly name = 'ImportError';
-}
+import { ImportError } from './import-error.js';
+
+export { ImportError };
 
 /** How many records of each kind an import copied. */
 export type ImportCounts = Record<'accounts' | 'keys' | 'jobs' | 'usage days' | 'webhook deliveries' | 'monitors' | 'monitor checks', number>;
