@@ -246,7 +246,7 @@ describe('the Monitors page', () => {
     });
   });
 
-  it('saves the SMTP server from the settings page, its password never read back, and shows a field error at its field', async () => {
+  it('saves the SMTP server from the settings page, its password never read back, and shows field errors at their fields, its own and the server’s', async () => {
     await page.getByRole('navigation', { name: 'Control panel' }).getByRole('link', { name: 'Settings' }).click();
     const smtp = page.getByRole('group', { name: 'E-mail (SMTP)' });
     await smtp.getByLabel('SMTP host').fill('127.0.0.1');
@@ -260,6 +260,15 @@ describe('the Monitors page', () => {
     expect(await smtp.getByText('Enter a port from 1 to 65535').isVisible()).toBe(true);
 
     await port.fill('2525');
+    // The server's 400 names its field too: a host longer than a DNS name may be.
+    const host = smtp.getByLabel('SMTP host');
+    await host.fill(`${'h'.repeat(250)}.test`);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => host.getAttribute('aria-invalid')).toBe('true');
+    expect(await port.getAttribute('aria-invalid')).toBeNull();
+    expect((await server.admin('GET', '/settings')).body.smtp ?? null).toBeNull();
+
+    await host.fill('127.0.0.1');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(async () => (await server.admin('GET', '/settings')).body.smtp).toEqual({
       host: '127.0.0.1',
