@@ -73,6 +73,14 @@ export function adminMonitorRoutes(deps: AdminMonitorDeps): Router {
     ctx.body = { job_id: job._id, status: 'pending', status_url: statusUrl(baseUrlOf(ctx, deps.settings), job._id) };
   });
 
+  // The panel's Accept and Reject of the masks proposed from a monitor's first baseline.
+  for (const decision of ['accept', 'reject'] as const) {
+    router.post(`/monitors/:id/proposed-masks/${decision}`, async (ctx) => {
+      const monitor = await deps.monitors.find(ctx.params.id);
+      ctx.body = await view(await deps.monitors.decideProposedMasks(monitor.account_id, monitor._id, decision === 'accept'));
+    });
+  }
+
   router.get('/monitors/:id/checks', async (ctx) => {
     const monitor = await deps.monitors.find(ctx.params.id);
     const query = validateQuery(MonitorChecksQuery, ctx.query) as { limit: number; before?: string };

@@ -102,6 +102,8 @@ describe('access log', () => {
     '/admin/api/monitors/:id',
     '/admin/api/monitors/:id/run',
     '/admin/api/monitors/:id/checks',
+    '/admin/api/monitors/:id/proposed-masks/accept',
+    '/admin/api/monitors/:id/proposed-masks/reject',
     '/v1/monitors/:id',
     '/v1/monitors/:id/run',
     '/v1/monitors/:id/checks',

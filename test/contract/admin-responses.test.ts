@@ -165,6 +165,9 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('POST', '/monitors', { body: { account_id: accountId, html, schedule: { every_minutes: 0 } } })).status).toBe(400);
     expect((await call('GET', '/monitors')).json.monitors.map((m: { id: string }) => m.id)).toContain(id);
     expect((await call('PATCH', `/monitors/${id}`, { body: { paused: true } })).json).toMatchObject({ paused: true, next_run_at: null });
+    expect((await call('POST', `/monitors/${id}/proposed-masks/accept`)).json).toMatchObject({ proposed_masks: [], mask_rects: [] });
+    expect((await call('POST', `/monitors/${id}/proposed-masks/reject`)).json).toMatchObject({ proposed_masks: [] });
+    expect((await call('POST', '/monitors/mon_000000000000000000000000/proposed-masks/accept')).status).toBe(404);
     const run = await call('POST', `/monitors/${id}/run`);
     expect(run.status).toBe(201);
     const checks = await call('GET', `/monitors/${id}/checks`);

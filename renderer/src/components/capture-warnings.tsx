@@ -17,6 +17,9 @@ const TITLES: Record<CaptureWarning['code'], string> = {
   upload_failed: 'Upload to the storage destination failed',
 };
 
+/** A warning code in the words the job warnings use (a monitor's inconclusive_codes too); an unknown code as it is. */
+export const warningTitle = (code: string): string => TITLES[code as CaptureWarning['code']] ?? code;
+
 const count = (n: number) => `${n} warning${n === 1 ? '' : 's'}`;
 
 /** A mark in the job list: how many warnings a completed job has, the codes on hover. Nothing when there are none. */

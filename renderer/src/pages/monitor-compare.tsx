@@ -2,14 +2,28 @@ import { useState } from 'preact/hooks';
 
 import type { MonitorCheck } from '../admin-types.js';
 import { formatAbsolute } from '../format-time.js';
+import { BoxedPicture, type PictureBox } from './boxed-picture.js';
+import { CheckFindings, CheckOutcome } from './check-findings.js';
 
 type Mode = 'side' | 'overlay' | 'diff';
 
-/** Two checks of a monitor: side by side, one over the other with a slider, or the newer one's diff picture. */
-export function MonitorCompare({ older, newer }: { older: MonitorCheck; newer: MonitorCheck }) {
+/** The boxes of a check's regions on one of its two pictures: `before` on its baseline's, `after` on its own. */
+const regionBoxes = (check: MonitorCheck, side: 'before' | 'after'): PictureBox[] =>
+  check.regions.flatMap((r) => (r[side] ? [{ rect: r[side]!, kind: r.kind, label: `${r.kind} region` }] : []));
+
+/**
+ * Two checks of a monitor: what the newer one found against its baseline (its text change
+ * first), then the pictures side by side with the regions drawn over them, one over the other
+ * with a slider, or the newer one's diff picture.
+ */
+export function MonitorCompare({ older, newer, scale = 1 }: { older: MonitorCheck; newer: MonitorCheck; scale?: number }) {
   const [mode, setMode] = useState<Mode>('side');
   const [split, setSplit] = useState(50);
-  const picture = (check: MonitorCheck) => (check.screenshot_url ? <img src={check.screenshot_url} alt={`Check of ${formatAbsolute(check.at)}`} /> : <p class="muted">No picture</p>);
+  // The regions' `before` rectangles are on the newer check's baseline; on another check they would mislead.
+  const againstOlder = newer.baseline_job_id !== null && newer.baseline_job_id === older.job_id;
+  const picture = (check: MonitorCheck, boxes: PictureBox[] = []) =>
+    check.screenshot_url ? <BoxedPicture src={check.screenshot_url} alt={`Check of ${formatAbsolute(check.at)}`} boxes={boxes} scale={scale} /> : <p class="muted">No picture</p>;
+  const plain = (check: MonitorCheck) => (check.screenshot_url ? <img src={check.screenshot_url} alt={`Check of ${formatAbsolute(check.at)}`} /> : <p class="muted">No picture</p>);
   return (
     <div class="card monitor-compare">
       <div class="card-head">
@@ -24,14 +38,21 @@ export function MonitorCompare({ older, newer }: { older: MonitorCheck; newer: M
           ))}
         </div>
       </div>
+      <section class="compare-findings" aria-label="What changed">
+        <h3>
+          What the newer check found <CheckOutcome check={newer} />
+        </h3>
+        {!againstOlder && newer.baseline_job_id && <p class="muted small">Against its own baseline, not the older check shown here.</p>}
+        <CheckFindings check={newer} />
+      </section>
       {mode === 'side' && (
         <div class="compare-side">
           <figure>
-            {picture(older)}
+            {picture(older, againstOlder ? regionBoxes(newer, 'before') : [])}
             <figcaption>{formatAbsolute(older.at)}</figcaption>
           </figure>
           <figure>
-            {picture(newer)}
+            {picture(newer, regionBoxes(newer, 'after'))}
             <figcaption>{formatAbsolute(newer.at)}</figcaption>
           </figure>
         </div>
@@ -39,9 +60,9 @@ export function MonitorCompare({ older, newer }: { older: MonitorCheck; newer: M
       {mode === 'overlay' && (
         <div class="compare-overlay">
           <div class="overlay-stack">
-            {picture(older)}
+            {plain(older)}
             <div class="overlay-top" style={{ clipPath: `inset(0 0 0 ${split}%)` }}>
-              {picture(newer)}
+              {plain(newer)}
             </div>
           </div>
           <label class="field">

@@ -9,22 +9,14 @@ import { useToast } from '../components/toasts.js';
 import { formatAbsolute, formatRelative } from '../format-time.js';
 import { replaceParams, routeHref } from '../hash-route.js';
 import { useResource } from '../use-resource.js';
+import { pictureScale } from './boxed-picture.js';
+import { CheckFindings, CheckOutcome } from './check-findings.js';
 import { MonitorCompare } from './monitor-compare.js';
 import { MonitorFormDialog } from './monitor-form-dialog.js';
 import { PageHeader } from './page-header.js';
+import { ProposedMasks } from './proposed-masks.js';
 
 type Open = { kind: 'create' } | { kind: 'edit'; monitor: Monitor } | { kind: 'delete'; monitor: Monitor } | null;
-
-/** A check's outcome in a word: changed, unchanged, failed, skipped, or running. */
-function CheckOutcome({ check }: { check: Pick<MonitorCheck, 'status' | 'changed'> | null }) {
-  if (!check) return <span class="muted">No check yet</span>;
-  const [word, tone] =
-    check.status === 'completed' ? (check.changed ? ['Changed', 'changed'] : check.changed === false ? ['Unchanged', 'completed'] : ['First picture', 'completed'])
-    : check.status === 'failed' ? ['Failed', 'failed']
-    : check.status === 'skipped' ? ['Skipped', 'failed']
-    : ['Running', 'processing'];
-  return <span class={`badge badge-${tone}`}>{word}</span>;
-}
 
 const scheduleText = (m: Monitor) => ('every_minutes' in m.schedule ? `Every ${m.schedule.every_minutes} min` : `${m.schedule.cron}${m.schedule.timezone ? ` (${m.schedule.timezone})` : ' (UTC)'}`);
 
@@ -86,6 +78,12 @@ export function MonitorsPage({ params }: { params: URLSearchParams }) {
                   <td class="cell-main">
                     <a href={routeHref('monitors', { monitor: m.id })}>{m.name ?? m.url}</a>
                     {m.name && <div class="muted small">{m.url}</div>}
+                    {m.paused && m.paused_reason && <div class="paused-reason small">Paused by itself: {m.paused_reason}</div>}
+                    {m.proposed_masks.length > 0 && (
+                      <a class="proposed-mark" href={routeHref('monitors', { monitor: m.id })}>
+                        {m.proposed_masks.length === 1 ? '1 mask proposed' : `${m.proposed_masks.length} masks proposed`}
+                      </a>
+                    )}
                   </td>
                   <td>{emails.get(m.account_id) ?? m.account_id}</td>
                   <td>{scheduleText(m)}</td>
@@ -113,7 +111,7 @@ export function MonitorsPage({ params }: { params: URLSearchParams }) {
           </table>
         </div>
       )}
-      {selected && <MonitorTimeline key={selected.id} monitor={selected} params={params} />}
+      {selected && <MonitorTimeline key={selected.id} monitor={selected} params={params} onChanged={monitors.reload} />}
       {open?.kind === 'create' && accounts.data && (
         <MonitorFormDialog accounts={accounts.data} onClose={close} onSaved={(m) => (close(), notify('Monitor created.'), void monitors.reload(), replaceParams('monitors', { monitor: m.id }))} />
       )}
@@ -137,8 +135,8 @@ export function MonitorsPage({ params }: { params: URLSearchParams }) {
   );
 }
 
-/** A monitor's checks, newest first; choosing two shows them compared. */
-function MonitorTimeline({ monitor, params }: { monitor: Monitor; params: URLSearchParams }) {
+/** A monitor's masks proposed to accept, its checks newest first (what each found, its text change first); choosing two shows them compared. */
+function MonitorTimeline({ monitor, params, onChanged }: { monitor: Monitor; params: URLSearchParams; onChanged: () => Promise<void> }) {
   const checks = useResource(
     (signal) => api<{ checks: MonitorCheck[] }>(`/admin/api/monitors/${monitor.id}/checks?limit=50`, { signal }).then((r) => r.checks),
     [monitor.id],
@@ -156,8 +154,11 @@ function MonitorTimeline({ monitor, params }: { monitor: Monitor; params: URLSea
     replaceParams('monitors', { monitor: monitor.id, compare: ordered.join(',') || undefined });
   };
 
+  const scale = pictureScale(monitor);
+
   return (
     <>
+      {monitor.proposed_masks.length > 0 && <ProposedMasks monitor={monitor} picture={pictured[0]?.screenshot_url ?? null} scale={scale} onDecided={onChanged} />}
       <div class="card">
         <div class="card-head">
           <h2 class="card-title">Checks of {monitor.name ?? monitor.url}</h2>
@@ -173,9 +174,7 @@ function MonitorTimeline({ monitor, params }: { monitor: Monitor; params: URLSea
                   <div>
                     <CheckOutcome check={c} /> <span class="muted small">{formatAbsolute(c.at)}</span>
                   </div>
-                  <div class="muted small">
-                    {c.difference !== null ? `${(c.difference * 100).toFixed(3)} % differs` : c.error ?? ''}
-                  </div>
+                  <CheckFindings check={c} compact />
                 </div>
                 {c.job_id && c.status === 'completed' && (
                   <label class="timeline-pick">
@@ -187,7 +186,7 @@ function MonitorTimeline({ monitor, params }: { monitor: Monitor; params: URLSea
           </ol>
         )}
       </div>
-      {older && newer && <MonitorCompare older={older} newer={newer} />}
+      {older && newer && <MonitorCompare older={older} newer={newer} scale={scale} />}
     </>
   );
 }

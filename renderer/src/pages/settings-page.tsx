@@ -10,6 +10,7 @@ import { routeApiError } from '../field-errors.js';
 import { whitelistEntryError } from '../ip-whitelist.js';
 import { useResource } from '../use-resource.js';
 import { PageHeader } from './page-header.js';
+import { SMTP_FIELDS, type SmtpField, useSmtpForm } from './smtp-settings.js';
 
 const NUMBER_FIELDS = [
   'concurrency',
@@ -22,7 +23,7 @@ const NUMBER_FIELDS = [
   'full_page_max_height',
 ] as const;
 type NumberField = (typeof NUMBER_FIELDS)[number];
-const ALL_FIELDS = [...NUMBER_FIELDS, 'egress_allow', 'egress_deny_lan', 'public_base_url'] as const;
+const ALL_FIELDS = [...NUMBER_FIELDS, 'egress_allow', 'egress_deny_lan', 'public_base_url', ...SMTP_FIELDS] as const;
 type FieldName = (typeof ALL_FIELDS)[number];
 
 /**
@@ -102,6 +103,7 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
   const egress = useListEditor(initial.egress_allow, whitelistEntryError);
   const [denyLan, setDenyLan] = useState(initial.egress_deny_lan);
   const [baseUrl, setBaseUrl] = useState(initial.public_base_url ?? '');
+  const smtp = useSmtpForm(initial.smtp);
   const [errors, setErrors] = useState<Partial<Record<FieldName | 'form', string>>>({});
   const [busy, setBusy] = useState(false);
 
@@ -117,13 +119,15 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
     const url = baseUrl.trim();
     if (url !== '' && !/^https?:\/\/[^/\s]+/i.test(url)) found.public_base_url = 'Enter an address such as https://shots.example.com, or leave it empty.';
     const allow = egress.commit();
+    const mail = smtp.check();
+    if ('errors' in mail) Object.assign(found, mail.errors);
     setErrors(found);
-    if (Object.keys(found).length > 0 || !allow) return;
+    if (Object.keys(found).length > 0 || !allow || 'errors' in mail) return;
     setBusy(true);
     try {
       const saved = await api<Settings>('/admin/api/settings', {
         method: 'PUT',
-        body: { ...parsed, egress_allow: allow, egress_deny_lan: denyLan, public_base_url: url === '' ? null : url },
+        body: { ...parsed, egress_allow: allow, egress_deny_lan: denyLan, public_base_url: url === '' ? null : url, ...(mail.smtp === undefined ? {} : { smtp: mail.smtp }) },
       });
       notify('Settings saved.');
       onSaved(saved);
@@ -209,6 +213,7 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Se
           hint="Used in status_url and screenshot_url. Empty: taken from each request’s Host header."
         />
       </fieldset>
+      {smtp.fieldset(errors as Partial<Record<SmtpField, string>>)}
       {errors.form && (
         <p class="form-error" role="alert">
           {errors.form}

@@ -58,6 +58,22 @@ export function adminMonitorPaths({ json, ref, errors, errors404 }: AdminDocumen
         },
       },
     },
+    '/monitors/{id}/proposed-masks/accept': {
+      post: {
+        operationId: 'adminAcceptProposedMasks',
+        summary: 'Accept the masks proposed from the first baseline (as POST /v1/monitors/{id}/proposed-masks/accept)',
+        parameters: [id],
+        responses: { ...ok('The monitor', 'Monitor'), ...errors404 },
+      },
+    },
+    '/monitors/{id}/proposed-masks/reject': {
+      post: {
+        operationId: 'adminRejectProposedMasks',
+        summary: 'Reject the masks proposed from the first baseline (as POST /v1/monitors/{id}/proposed-masks/reject)',
+        parameters: [id],
+        responses: { ...ok('The monitor', 'Monitor'), ...errors404 },
+      },
+    },
     '/monitors/{id}/checks': {
       get: {
         operationId: 'adminListMonitorChecks',
