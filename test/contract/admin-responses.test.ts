@@ -176,10 +176,14 @@ describe('admin answers match the OpenAPI document', () => {
     expect((await call('GET', `/monitors/${id}/checks`)).status).toBe(404);
   });
 
-  it("for an account's saved logins: the list and a removal", async () => {
-    const { key, accountId } = await server.account();
-    const created = await server.v1('POST', '/logins', key, { name: 'wiki', type: 'basic', site: 'http://127.0.0.1:9', username: 'u', password: 'p' });
-    const { id } = await created.json();
+  it("for an account's saved logins: a creation, a change, the list and a removal", async () => {
+    const { accountId } = await server.account();
+    const created = await call('POST', `/accounts/${accountId}/logins`, { body: { name: 'wiki', type: 'basic', site: 'http://127.0.0.1:9', username: 'u', password: 'p' } });
+    expect(created.status).toBe(201);
+    const { id } = created.json;
+    expect((await call('POST', '/accounts/nope/logins', { body: { name: 'x', type: 'basic', site: 'http://127.0.0.1:9', username: 'u', password: 'p' } })).status).toBe(404);
+    expect((await call('PATCH', `/logins/${id}`, { body: { name: 'wiki-renamed' } })).json).toMatchObject({ id, name: 'wiki-renamed' });
+    expect((await call('PATCH', `/logins/${id}`, { body: { login_url: 'http://127.0.0.1:9/' } })).status).toBe(400);
     expect((await call('GET', `/accounts/${accountId}/logins`)).json.logins.map((l: { id: string }) => l.id)).toEqual([id]);
     expect((await call('GET', '/accounts/nope/logins')).status).toBe(404);
     expect((await call('DELETE', `/logins/${id}`)).status).toBe(204);
