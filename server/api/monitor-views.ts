@@ -51,6 +51,7 @@ export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
     screenshot_url: check.image_file ? screenshotUrl(baseUrl, check.image_file) : null,
     diff_url: check.diff_file && check.image_file ? diffUrl(baseUrl, check.image_file) : null,
     status_url: check.job_id ? statusUrl(baseUrl, check.job_id) : null,
+    mask_probe: check.mask_probe ?? false,
     verdict: verdictOf(check),
     inconclusive_codes: check.inconclusive_codes ?? [],
     text_change: check.text_change ?? null,

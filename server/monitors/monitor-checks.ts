@@ -370,9 +370,9 @@ export class MonitorChecks {
       Object.assign(change, {
         paused: true,
         next_run_at: null,
-        paused_reason: `${streak} inconclusive checks in a row (${codes.join(', ')}): the pictures could not be trusted. Resume the monitor once the page is fixed.`,
+        paused_reason: `${streak === 1 ? 'An inconclusive check' : `${streak} inconclusive checks in a row`} (${codes.join(', ')}): the pictures could not be trusted. Resume the monitor once the page is fixed.`,
       });
-      this.deps.log.warn({ monitor_id: monitor._id, codes }, `the monitor paused itself after ${streak} inconclusive checks in a row`);
+      this.deps.log.warn({ monitor_id: monitor._id, codes }, `the monitor paused itself after ${streak} inconclusive check(s) in a row`);
     }
     await this.deps.store.update(monitor._id, change);
     if (streak === 1) await this.notify(monitor, job, 'monitor.inconclusive', { difference: null, baseline: null, diff: null, error: null, ...findings });

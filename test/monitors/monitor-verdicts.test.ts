@@ -227,8 +227,10 @@ describe('masks proposed from the first baseline', () => {
     expect(mask.y).toBeGreaterThanOrEqual(292);
     expect(mask.x + mask.width).toBeLessThanOrEqual(848);
     expect(mask.y + mask.height).toBeLessThanOrEqual(368);
-    // The second capture sends nothing.
+    // The second capture sends nothing, and its check says what it was.
     expect(eventsOf(monitor.id, 'monitor.changed')).toEqual([]);
+    const { checks } = await (await server.v1('GET', `/monitors/${monitor.id}/checks`, key)).json();
+    expect(checks.map((c: { mask_probe: boolean }) => c.mask_probe)).toEqual([true, false]);
 
     const accepted = await (await server.v1('POST', `/monitors/${monitor.id}/proposed-masks/accept`, key)).json();
     expect(accepted).toMatchObject({ proposed_masks: [], mask_rects: [mask] });

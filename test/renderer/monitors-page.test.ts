@@ -164,7 +164,7 @@ describe('the Monitors page', () => {
     }
     await openMonitors();
     const row = page.getByRole('row', { name: /Blank page/ });
-    await expect.poll(() => row.locator('.paused-reason').textContent(), { timeout: 10_000 }).toContain('1 inconclusive check');
+    await expect.poll(() => row.locator('.paused-reason').textContent(), { timeout: 10_000 }).toContain('An inconclusive check (blank)');
     expect(await row.locator('.paused-reason').textContent()).toContain('blank');
     expect(await row.getByRole('button', { name: 'Resume' }).isVisible()).toBe(true);
 
@@ -211,6 +211,7 @@ describe('the Monitors page', () => {
     const card = page.getByRole('region', { name: 'Proposed masks' });
     await expect.poll(() => card.locator('.picture-box').count()).toBe(1);
     expect(await card.getByRole('list', { name: 'Masks proposed' }).textContent()).toContain(`${Math.round(proposed.width)} × ${Math.round(proposed.height)}`);
+    expect(await page.locator('.timeline-item').first().getByText('Second picture of the first baseline').isVisible()).toBe(true);
     await shoot(page, 'monitor-proposed-masks');
 
     await card.getByRole('button', { name: 'Accept' }).click();

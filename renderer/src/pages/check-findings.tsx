@@ -91,6 +91,7 @@ export function CheckFindings({ check, compact = false }: { check: MonitorCheck;
   const figure = pixelFigure(check);
   return (
     <div class="check-findings">
+      {check.mask_probe && <p class="muted small mask-probe">Second picture of the first baseline, taken to propose masks where the two differ; it alerts no one.</p>}
       {check.text_change && <TextChange change={check.text_change} limit={compact ? 3 : 20} />}
       {check.pixels_only && <p class="pixels-only">Only pixels changed: the page's text is the same.</p>}
       {check.regions.length > 0 && <RegionList regions={check.regions} limit={compact ? 3 : 50} />}
