@@ -8,7 +8,7 @@ import { accountId, adminCall } from './cli/admin-client.js';
 import { backupDataDir, BackupError, restoreDataDir } from './cli/backup.js';
 import { captureCommand } from './cli/capture.js';
 import { captureBatchCommand } from './cli/capture-batch.js';
-import { collect, UsageError, wholeNumber } from './cli/usage-error.js';
+import { collect, jsonObjectFrom, UsageError, wholeNumber } from './cli/usage-error.js';
 import { verifyCommand } from './cli/verify.js';
 import { ConfigError, DEFAULTS, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -42,6 +42,13 @@ function noProxyOption(): Option {
   const option = new Option('--no-proxy <list>', 'comma-separated host names, domains (.corp.example) and CIDR ranges reached directly ($SCREENSHOT_NO_PROXY)');
   option.negate = false;
   return option;
+}
+
+/** A login's body from `--from` (a JSON object) and `--storage-state` (its storage_state, with the type it implies). */
+async function loginBody(o: { from?: string; storageState?: string }): Promise<Record<string, unknown>> {
+  const body = o.from ? await jsonObjectFrom('from', o.from) : {};
+  if (o.storageState) body.storage_state = await jsonObjectFrom('storage-state', o.storageState);
+  return body;
 }
 
 function program(): Command {
@@ -139,7 +146,29 @@ function program(): Command {
     .option('--data <dir>', DATA_HELP)
     .action(async (keyId: string, o) => print(await adminCall(dataDir(o.data), 'PATCH', `/keys/${keyId}`, { revoked: true })));
 
-  const login = cli.command('login').description("an account's saved logins (created with POST /v1/logins), through the running server");
+  const login = cli.command('login').description("an account's saved logins, through the running server");
+  login
+    .command('create')
+    .description('save a login for an account from a JSON file, so that its password is never on a command line; prints it as JSON, never a credential')
+    .requiredOption('--account <id|email>', 'the account')
+    .requiredOption('--from <file>', 'the login: the body of POST /v1/logins ({"name", "type": "form"|"basic"|"storage_state", …}); - reads standard input')
+    .option('--storage-state <file>', "a Playwright storageState file, taken as the login's storage_state")
+    .option('--data <dir>', DATA_HELP)
+    .action(async (o) => {
+      const dir = dataDir(o.data);
+      print(await adminCall(dir, 'POST', `/accounts/${await accountId(dir, o.account)}/logins`, await loginBody(o)));
+    });
+  login
+    .command('update')
+    .description('change a saved login from a JSON file: a new name, new credentials (the next capture signs in with them), a fresh storage_state')
+    .argument('<login_id>', "the login's id (from login list)")
+    .option('--from <file>', 'the change: the body of PATCH /v1/logins/{id}; - reads standard input')
+    .option('--storage-state <file>', 'a Playwright storageState file, taken as the new storage_state')
+    .option('--data <dir>', DATA_HELP)
+    .action(async (loginId: string, o) => {
+      if (!o.from && !o.storageState) throw new UsageError('login update needs --from <file> or --storage-state <file>');
+      print(await adminCall(dataDir(o.data), 'PATCH', `/logins/${loginId}`, await loginBody(o)));
+    });
   login
     .command('list')
     .description("list an account's saved logins as JSON: name, type, site and state, never a credential")

@@ -46,6 +46,38 @@ describe('screenshot-appliance login', () => {
     expect((await server.v1('GET', `/logins/${id}`, key)).status).toBe(404);
   });
 
+  it('creates a login from a file or standard input, never printing its password, and updates it', async () => {
+    const dir = await tempDir('sa-login-cli-files-');
+    const file = `${dir}/login.json`;
+    fs.writeFileSync(file, JSON.stringify({ name: 'from-file', type: 'basic', site: siteUrl, username: 'carol', password: PASSWORD }));
+    const fromFile = await runCli(['login', 'create', '--account', accountId, '--from', file, '--data', server.dataDir]);
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fromFile.stdout).not.toContain(PASSWORD);
+    expect(JSON.parse(fromFile.stdout)).toMatchObject({ name: 'from-file', type: 'basic', site: siteUrl, state: 'signed_in' });
+
+    const body = JSON.stringify({ name: 'from-stdin', type: 'basic', site: siteUrl, username: 'carol', password: PASSWORD });
+    const fromStdin = await runCli(['login', 'create', '--account', accountId, '--from', '-', '--data', server.dataDir], body);
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    const { id } = JSON.parse(fromStdin.stdout);
+
+    const state = `${dir}/state.json`;
+    fs.writeFileSync(state, JSON.stringify({ cookies: [{ name: 'sid', value: 'abc', domain: '127.0.0.1', path: '/' }], origins: [] }));
+    const imported = await runCli(['login', 'create', '--account', accountId, '--from', '-', '--storage-state', state, '--data', server.dataDir], '{"name": "imported", "type": "storage_state"}');
+    expect(JSON.parse(imported.stdout)).toMatchObject({ name: 'imported', type: 'storage_state', site: 'http://127.0.0.1' });
+
+    const renamed = await runCli(['login', 'update', id, '--from', '-', '--data', server.dataDir], '{"name": "renamed", "password": "another"}');
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(JSON.parse(renamed.stdout)).toMatchObject({ id, name: 'renamed' });
+
+    const notJson = await runCli(['login', 'create', '--account', accountId, '--from', '-', '--data', server.dataDir], '{"name": ');
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(/--from - is not JSON/);
+    const refused = await runCli(['login', 'create', '--account', accountId, '--from', '-', '--data', server.dataDir], '{"name": "x", "type": "basic"}');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/site is required for a basic login/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('captures a page with capture --login', async () => {
     const id = await createLogin();
     const out = await tempDir('sa-login-cli-');
