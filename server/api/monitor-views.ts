@@ -52,6 +52,7 @@ export function checkView(check: CheckRecord, baseUrl: string): MonitorCheck {
     diff_url: check.diff_file && check.image_file ? diffUrl(baseUrl, check.image_file) : null,
     status_url: check.job_id ? statusUrl(baseUrl, check.job_id) : null,
     mask_probe: check.mask_probe ?? false,
+    picture_scale: check.picture_scale ?? null,
     verdict: verdictOf(check),
     inconclusive_codes: check.inconclusive_codes ?? [],
     text_change: check.text_change ?? null,

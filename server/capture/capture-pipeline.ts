@@ -72,6 +72,8 @@ async function resultOf({ request, options, asked, traffic, console, taken, blan
     format: request.format,
     width: image.width,
     height: image.height,
+    // The screenshot is in device pixels; a resize changed its width by image.width / its own.
+    pictureScale: request.format === 'pdf' ? 1 : (request.preset.deviceScaleFactor * image.width) / taken.png.readUInt32BE(16),
     truncated: taken.truncated,
     html: taken.html,
     userAgent: asked.userAgent ?? options.userAgent,

@@ -52,6 +52,12 @@ export interface CaptureResult {
   /** Image size in device pixels (for a PDF: its first page, in points). */
   width: number;
   height: number;
+  /**
+   * Image pixels per CSS pixel of the page: the device scale factor, times what `image_width` /
+   * `image_height` resized the picture by (1 for a PDF). Regions and masks in CSS px map onto
+   * the image by it.
+   */
+  pictureScale: number;
   /** True when the capture was cut in height: at `maxHeight`, or at MAX_CAPTURE_PIXELS (capture-clip.ts). */
   truncated: boolean;
   /** The page's serialised HTML, or null when it was larger than `maxSourceBytes`. */

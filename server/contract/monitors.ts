@@ -207,6 +207,9 @@ export const MonitorCheck = Type.Object(
     diff_url: Nullable(Type.String({ format: 'uri', description: 'The changed pixels in red over a faded copy of the new picture; null when none differ' })),
     status_url: Nullable(Type.String({ format: 'uri' })),
     error: Nullable(Type.String()),
+    picture_scale: Nullable(
+      Type.Number({ exclusiveMinimum: 0, description: 'Image pixels per CSS pixel of its picture (the device scale, times an image_width/image_height resize): regions and masks, in CSS px, map onto the picture by it; null for checks of earlier versions' }),
+    ),
     mask_probe: Type.Boolean({
       description: 'The first baseline\'s second capture, taken a few seconds after it to propose masks (propose_masks): what it found is in the monitor\'s proposed_masks; it sends no change webhook',
     }),

@@ -385,6 +385,7 @@ class JobRun {
       has_page_source: this.hasSource,
       ...(this.hasEvidence ? { has_evidence: true } : {}),
       truncated: result.truncated,
+      picture_scale: result.pictureScale,
       blocked_requests: result.blockedRequests,
       http_status: result.httpStatus,
       final_url: result.finalUrl,

@@ -306,6 +306,7 @@ export class MonitorChecks {
       difference,
       baseline_job_id: compared ? baseline!._id : null,
       image_file: job.image_file,
+      picture_scale: pictureScale(job),
       diff_file: diffFile,
       text: kept,
       ...findings,
@@ -358,6 +359,7 @@ export class MonitorChecks {
       difference: null,
       baseline_job_id: null,
       image_file: job.image_file,
+      picture_scale: pictureScale(job),
       diff_file: null,
       text,
       ...findings,
@@ -463,5 +465,6 @@ function withoutJob(monitor: MonitorRecord, status: 'skipped' | 'failed', at: nu
 
 /** Picture pixels per CSS pixel of a check's job: its `scale`, else its device's; regions and masks are in CSS px. */
 function pictureScale(job: JobRecord): number {
-  return job.options?.scale ?? PRESETS[job.device].deviceScaleFactor;
+  // Jobs of earlier versions did not record it: their scale, or their device's (wrong only for a resized picture).
+  return job.picture_scale ?? job.options?.scale ?? PRESETS[job.device].deviceScaleFactor;
 }

@@ -10,6 +10,7 @@ export function capturedPage(fields: Partial<CaptureResult> = {}): CaptureResult
     format: 'png',
     width: 1280,
     height: 800,
+    pictureScale: 1,
     truncated: false,
     html: '<title>Example</title>',
     userAgent: 'fake',

@@ -50,6 +50,7 @@ interface Check {
   text_change: { added: string[]; removed: string[] } | null;
   pixels_only: boolean;
   regions: Array<{ kind: string; before: Record<string, number> | null; after: Record<string, number> | null }>;
+  picture_scale: number | null;
 }
 
 /** Runs a check now and waits until it is settled (its job ended and its comparison made). */
@@ -206,6 +207,20 @@ describe('changes found where they are', () => {
     expect(await check(key, masked.id)).toMatchObject({ verdict: 'unchanged', regions: [] });
     const shown = await (await server.v1('GET', `/monitors/${masked.id}`, key)).json();
     expect(shown.mask_rects).toEqual([{ x: 90, y: 290, width: 220, height: 120 }]);
+  });
+
+  it('places regions and rectangle masks in CSS px of a picture resized by image_width', async () => {
+    const { key } = await server.account();
+    // A 1920 px wide desktop page in a 960 px picture: half an image pixel per CSS pixel.
+    const resized = await monitorOf(key, { image_width: 960 });
+    const masked = await monitorOf(key, { image_width: 960, mask_rects: [{ x: 90, y: 290, width: 220, height: 120 }], threshold: 0 });
+    await check(key, resized.id);
+    await check(key, masked.id);
+    page.box = '#20a0e0';
+    const changed = await check(key, resized.id);
+    expect(changed.picture_scale).toBe(0.5);
+    expect(changed.regions).toEqual([{ kind: 'changed', before: { x: 100, y: 300, width: 200, height: 100 }, after: { x: 100, y: 300, width: 200, height: 100 } }]);
+    expect(await check(key, masked.id)).toMatchObject({ verdict: 'unchanged', regions: [] });
   });
 });
 

@@ -22,7 +22,7 @@ export function MonitorCompare({ older, newer, scale = 1 }: { older: MonitorChec
   // The regions' `before` rectangles are on the newer check's baseline; on another check they would mislead.
   const againstOlder = newer.baseline_job_id !== null && newer.baseline_job_id === older.job_id;
   const picture = (check: MonitorCheck, boxes: PictureBox[] = []) =>
-    check.screenshot_url ? <BoxedPicture src={check.screenshot_url} alt={`Check of ${formatAbsolute(check.at)}`} boxes={boxes} scale={scale} /> : <p class="muted">No picture</p>;
+    check.screenshot_url ? <BoxedPicture src={check.screenshot_url} alt={`Check of ${formatAbsolute(check.at)}`} boxes={boxes} scale={check.picture_scale ?? scale} /> : <p class="muted">No picture</p>;
   const plain = (check: MonitorCheck) => (check.screenshot_url ? <img src={check.screenshot_url} alt={`Check of ${formatAbsolute(check.at)}`} /> : <p class="muted">No picture</p>);
   return (
     <div class="card monitor-compare">

@@ -91,7 +91,7 @@ export function MonitorsPage({ params }: { params: URLSearchParams }) {
                     <CheckOutcome check={m.last_check} /> {m.last_check && <span class="muted small">{formatRelative(m.last_check.at)}</span>}
                   </td>
                   <td>{m.paused ? <span class="muted">Paused</span> : m.next_run_at ? formatAbsolute(m.next_run_at) : '—'}</td>
-                  <td class="actions">
+                  <td class="actions actions-wrap">
                     <button type="button" class="button small" onClick={() => act(m, 'run')}>
                       Run now
                     </button>
@@ -154,11 +154,12 @@ function MonitorTimeline({ monitor, params, onChanged }: { monitor: Monitor; par
     replaceParams('monitors', { monitor: monitor.id, compare: ordered.join(',') || undefined });
   };
 
+  // Checks of earlier versions do not say their picture's scale: the monitor's capture tells it, but for a resized picture.
   const scale = pictureScale(monitor);
 
   return (
     <>
-      {monitor.proposed_masks.length > 0 && <ProposedMasks monitor={monitor} picture={pictured[0]?.screenshot_url ?? null} scale={scale} onDecided={onChanged} />}
+      {monitor.proposed_masks.length > 0 && <ProposedMasks monitor={monitor} picture={pictured[0]?.screenshot_url ?? null} scale={pictured[0]?.picture_scale ?? scale} onDecided={onChanged} />}
       <div class="card">
         <div class="card-head">
           <h2 class="card-title">Checks of {monitor.name ?? monitor.url}</h2>

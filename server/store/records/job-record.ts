@@ -45,6 +45,8 @@ export interface JobRecord {
   image_file: string | null;
   has_page_source: boolean;
   truncated: boolean;
+  /** Image pixels per CSS pixel (CaptureResult.pictureScale); absent for jobs of earlier versions. */
+  picture_scale?: number;
   blocked_requests: number;
   attempts: number;
   /**

@@ -142,6 +142,8 @@ export interface CheckRecord {
   baseline_job_id: string | null;
   /** The job's picture, and the diff picture's file (a capability name like the job's). */
   image_file: string | null;
+  /** Its picture's image pixels per CSS pixel (the job's picture_scale); absent for checks of earlier versions. */
+  picture_scale?: number;
   diff_file: string | null;
   error: string | null;
   /** The scheduled occurrence this check ran for; null for a run asked for. */
