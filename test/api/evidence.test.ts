@@ -290,7 +290,7 @@ function json(name: string): any {
 }
 
 async function verify(data: Buffer): Promise<any> {
-  const answer = await fetch(`${server.url}/v1/evidence/verify`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: data });
+  const answer = await fetch(`${server.url}/v1/evidence/verify`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: new Uint8Array(data) });
   expect(answer.status).toBe(200);
   return answer.json();
 }

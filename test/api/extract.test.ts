@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 // Outputs from the same render (`extract`) through the real API: Markdown, text, metadata and
 // links of fixture pages modelled on documentation pages, the include_* parameters, and
 // extraction that fails without failing the job. Real server, real Chromium, pages on loopback;
@@ -235,14 +234,14 @@ describe('extract through the API', () => {
     const id = await captured({ url: `${siteUrl}/doc/resolver.html`, extract: ['markdown', 'text', 'links', 'metadata'] });
     const files = server.srv.services.files;
     const outputs = ['markdown', 'text', 'links'] as const;
-    for (const output of outputs) await fs.access(files.outputPath(id, output));
+    for (const output of outputs) expect(await files.readOutput(id, output)).not.toBeNull();
     // The job ended eight days ago: past the default retention of seven.
     await server.srv.services.stores.jobs.update(id, { completed_at: Date.now() - 8 * 86_400_000 });
     expect(await server.srv.services.retention.sweep()).toBeGreaterThan(0);
     const job = await getV1(`/screenshot/${id}?include_markdown=1&include_text=1&include_links=1`);
     expect(job).toMatchObject({ expired: true, has_markdown: false, has_text: false, has_links: false });
     for (const output of ['markdown', 'text', 'links']) expect(job).not.toHaveProperty(output);
-    for (const output of outputs) await expect(fs.access(files.outputPath(id, output))).rejects.toThrow();
+    for (const output of outputs) expect(await files.readOutput(id, output)).toBeNull();
   });
 
   it.each([

@@ -15,7 +15,7 @@ function get(agent: http.Agent, path: string): Promise<{ status: number; keepAli
         // Taken now: the agent detaches the socket from the answer once it is read.
         const socket = res.socket;
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, keepAlive: res.headers['keep-alive'], socket }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, keepAlive: res.headers['keep-alive'] as string | undefined, socket }));
       })
       .on('error', reject);
   });

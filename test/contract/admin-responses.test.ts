@@ -47,13 +47,13 @@ describe('the served admin document', () => {
   });
 
   it('describes every route the admin router registers, and nothing it does not', () => {
-    const deps = { ...server.srv.services, trustProxy: [], token: 't', adminAllow: [] };
+    const deps = { ...server.srv.services, trustProxy: [], token: 't', adminAllow: [], sessions: undefined as never };
     const routers = adminRoutes(deps);
     const registered = routers
       .flatMap((router) => router.stack)
       .filter((layer) => layer.methods.length > 0)
       .flatMap((layer) =>
-        layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/admin\/api/, '').replace(/:(\w+)/g, '{$1}')}`),
+        layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/^\/admin\/api/, '').replace(/:(\w+)/g, '{$1}')}`),
       );
     expect(registered.sort()).toEqual(checker.operations().sort());
   });

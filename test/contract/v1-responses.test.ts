@@ -91,7 +91,7 @@ describe('the served v1 document', () => {
     const registered = [fileRoutes(deps), v1OpenApiRoutes(deps), v1Routes(deps), batchRoutes(deps), evidenceRoutes(deps), monitorRoutes(deps), loginRoutes(deps), renderRoutes(deps), mcpRoutes(deps)]
       .flatMap((router) => router.stack.filter((layer) => layer.methods.length > 0))
       .flatMap((layer) =>
-        layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
+        layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}')}`),
       );
     expect(registered.sort()).toEqual(checker.operations().sort());
   });
@@ -348,7 +348,7 @@ describe('v1 answers match the OpenAPI document', () => {
     const bundle = await call('GET', new URL(done.evidence_url).pathname.replace(/^\/v1/, ''));
     expect(bundle.status).toBe(200);
     expect((await call('GET', '/evidence/public-key')).status).toBe(200);
-    const checked = await observe(server.url, 'POST', '/v1/evidence/verify', { headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: bundle.body });
+    const checked = await observe(server.url, 'POST', '/v1/evidence/verify', { headers: { 'x-api-key': key, 'content-type': 'application/wacz' }, body: new Uint8Array(bundle.body) });
     expect(checker.check(checked)).toEqual([]);
     expect(checked.json).toMatchObject({ valid: true, signed_by_this_appliance: true });
   });

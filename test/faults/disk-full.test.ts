@@ -108,7 +108,7 @@ describe('a full disk under the running server', () => {
   let files = 0;
 
   it('fails the running job saying the disk is full, and stays up', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     await start();
     const account = await admin('POST', '/accounts', { email: 'full@example.test', email_verified: true });
     key = (await admin('POST', `/accounts/${account.body.id}/keys`, { name: 'disk' })).body.key;
@@ -131,7 +131,7 @@ describe('a full disk under the running server', () => {
   });
 
   it('answers a new request 507 saying the disk is full, stores nothing and counts nothing', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     const res = await screenshot(`${fixtures.url}/small.html`);
     expect(res.status).toBe(507);
     const body = await res.json();
@@ -146,7 +146,7 @@ describe('a full disk under the running server', () => {
   });
 
   it('does not count a request whose jobs could not be stored', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     // Room for the call to be counted (and given back) in usage.db, none for the job.
     await disk.free();
     await disk.fill([dbFile('jobs.db'), { file: dbFile('usage.db'), leave: 1024 }]);
@@ -158,7 +158,7 @@ describe('a full disk under the running server', () => {
   });
 
   it('starts again while the disk is still full, with what the clients were told', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     expect(await stop()).toBe(0);
     // Stopping freed the pages of the lock and server.json files: take them too.
     await disk.fill(DB_FILES.map(dbFile));
@@ -174,7 +174,7 @@ describe('a full disk under the running server', () => {
   });
 
   it('takes requests again as soon as space comes back, without a restart', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     await disk.free();
     const res = await screenshot(`${fixtures.url}/small.html`);
     expect(res.status).toBe(201);

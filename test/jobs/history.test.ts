@@ -31,6 +31,7 @@ afterEach(async () => {
 const BASE_SETTINGS = {
   concurrency: 2,
   queue_limit: 100,
+  account_queue_share: 50,
   navigation_timeout_ms: 30_000,
   capture_timeout_ms: 30_000,
   retention_days: 7,

@@ -35,7 +35,7 @@ beforeAll(async () => {
   });
   await stores.jobs.insert(all);
   const ends = new EndWriteBehind({ store: stores.jobs, log: silentLogger });
-  jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock: { now: () => NOW }, ends, runner: undefined as never, settings: undefined as never, secrets: undefined as never, jobSecrets: stores.jobSecrets });
+  jobs = new JobService({ store: stores.jobs, stats: stores.stats, clock: { now: () => NOW }, ends, queue: undefined as never, settings: undefined as never, secrets: undefined as never, jobSecrets: stores.jobSecrets });
 });
 
 afterAll(async () => {

@@ -41,7 +41,7 @@ describe('failure classes', () => {
   const live = new AbortController().signal;
   it('sorts failures by their class', () => {
     expect(failureClass(new CaptureError('Timed out after 30 s loading x'), live)).toBe('page');
-    expect(failureClass(new EgressDeniedError('127.0.0.1 is a loopback address'), live)).toBe('egress_denied');
+    expect(failureClass(new EgressDeniedError('127.0.0.1 is a loopback address', 'loopback'), live)).toBe('egress_denied');
     expect(failureClass(new HostNotFoundError('nonexistent.invalid'), live)).toBe('dns');
     expect(failureClass(new PageCrashedError('http://x/'), live)).toBe('page_crashed');
     expect(failureClass(new BrowserCrashedError('gone'), live)).toBe('browser_crashed');

@@ -45,7 +45,7 @@ const job = (id: string, fields: Partial<JobRecord> = {}) => ({ _id: id, created
 
 describe('a datastore on a full disk', () => {
   it('refuses a write with a 507 and keeps no part of it, in memory or on file', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     const stores = await openNedbStores(await dataDir(), silentLogger);
     await stores.jobs.insert([job('a', { url: 'one' })]);
     // jobs.db keeps whatever room its last page has, so the large write below is cut short.
@@ -75,7 +75,7 @@ describe('a datastore on a full disk', () => {
   });
 
   it('opens a file a crash cut short, leaves it as it is, and appends after it safely', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     const first = await openNedbStores(await dataDir(), silentLogger);
     await first.jobs.insert([job('a'), job('b')]);
     await fs.appendFile(path.join(dir, 'jobs.db'), '{"_id":"cut","url":"http://exa');
@@ -97,7 +97,7 @@ describe('a datastore on a full disk', () => {
   });
 
   it('leaves no half-written file behind when compacting fails', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     const stores = await openNedbStores(await dataDir(), silentLogger);
     // Every store has something to rewrite, so several rewrites are under way when the first fails.
     const pad = 'x'.repeat(5000);

@@ -24,7 +24,7 @@ afterAll(async () => {
 
 describe('a webhook attempt whose record meets a full disk', () => {
   it('is tried again, and recorded once space comes back, without a restart', async (ctx) => {
-    if (!disk) ctx.skip();
+    if (!disk) return ctx.skip();
     const stores = await openNedbStores(disk.dir, silentLogger);
     // The first attempt hangs until its time-out: long enough to fill the disk under it.
     const receiver = await startReceiver(['hang'], { fallback: 200 });
