@@ -174,50 +174,66 @@ export class LoginService {
         const login = await this.deps.store.get(id);
         if (!login || login.account_id !== accountId) throw new CaptureError(`The login ${id} no longer exists`);
         const secrets = await this.openSecrets(login);
-        const name = login.name;
-        if (login.type === 'basic') {
+        if (login.type !== 'form') {
+          const given = this.withoutSignIn(login, secrets);
           done();
-          return { login: { name, session: null, basic: { origin: login.site, username: secrets.username!, password: secrets.password! } }, version: 0, done };
-        }
-        if (login.type === 'storage_state') {
-          // An imported session a site refused would only be refused again, after a whole capture each time.
-          if (login.state === 'failed') {
-            throw new CaptureError(
-              `The login "${name}" is not used again: ${login.last_error ?? 'its imported session was refused'}; import a fresh session with PATCH /v1/logins/${id}`,
-            );
-          }
-          done();
-          const imported = { refused: (message: string) => this.refusedImport(id, message) };
-          return { login: { name, session: secrets.session ?? null, imported }, version: 0, done };
+          return { login: given, version: 0, done };
         }
         const form = formOf(login, secrets);
         if (secrets.session && login.session_version !== take.refused) {
           done();
-          return { login: { name, session: secrets.session, form }, version: login.session_version, done };
+          return { login: { name: login.name, session: secrets.session, form }, version: login.session_version, done };
         }
-        // Credentials the site refused are not tried again by every job (an app may lock the user out after a few): only once changed.
-        if (login.state === 'failed') {
-          throw new CaptureError(
-            `The login "${name}" is not tried again: its last sign-in failed (${login.last_error ?? 'no reason given'}); give its credentials again with PATCH /v1/logins/${id}`,
-          );
-        }
-        const now = this.deps.clock.now();
-        if (await this.deps.store.claimSignIn(id, login.session_version, { by: this.holder, until: now + take.holdMs }, now)) {
-          let told = false;
-          const tell = () => ((told = true), done());
-          // A capture that ended without saying how its sign-in went (a crash, a time-out) frees the claim for the other nodes at once.
-          const ended = () => {
-            if (!told && held) this.deps.store.update(id, { signing_in: null }).catch(() => undefined);
-            done();
-          };
-          return { login: { name, session: null, form, signIn: this.signInOutcome(id, secrets, login.session_version + 1, tell) }, version: login.session_version + 1, done: ended };
-        }
+        const claimed = await this.claimSignIn(login, secrets, take.holdMs, done);
+        if (claimed) return { login: { name: login.name, session: null, form, signIn: claimed.outcome }, version: login.session_version + 1, done: claimed.ended };
         await this.signedInElsewhere(id, login.session_version, take.signal);
       }
     } catch (err) {
       done();
       throw err;
     }
+  }
+
+  /** A basic login's credentials, or an imported session, as a capture takes them: there is nothing to sign in with. */
+  private withoutSignIn(login: LoginRecord, secrets: LoginSecrets): CaptureLogin {
+    const name = login.name;
+    if (login.type === 'basic') return { name, session: null, basic: { origin: login.site, username: secrets.username!, password: secrets.password! } };
+    // An imported session a site refused would only be refused again, after a whole capture each time.
+    if (login.state === 'failed') {
+      throw new CaptureError(
+        `The login "${name}" is not used again: ${login.last_error ?? 'its imported session was refused'}; import a fresh session with PATCH /v1/logins/${login._id}`,
+      );
+    }
+    return { name, session: secrets.session ?? null, imported: { refused: (message: string) => this.refusedImport(login._id, message) } };
+  }
+
+  /**
+   * Claims the sign-in of a form login's next session for this service: null when another node
+   * holds it. The capture told to sign in says how it went (`outcome`, which frees the claim and
+   * releases the login's lock through `done`); one that ends without saying (`ended`: a crash, a
+   * time-out) frees the claim for the other nodes at once.
+   */
+  private async claimSignIn(login: LoginRecord, secrets: LoginSecrets, holdMs: number, done: () => void) {
+    // Credentials the site refused are not tried again by every job (an app may lock the user out after a few): only once changed.
+    if (login.state === 'failed') {
+      throw new CaptureError(
+        `The login "${login.name}" is not tried again: its last sign-in failed (${login.last_error ?? 'no reason given'}); give its credentials again with PATCH /v1/logins/${login._id}`,
+      );
+    }
+    const now = this.deps.clock.now();
+    if (!(await this.deps.store.claimSignIn(login._id, login.session_version, { by: this.holder, until: now + holdMs }, now))) return null;
+    let told = false;
+    let over = false;
+    const outcome = this.signInOutcome(login._id, secrets, login.session_version + 1, () => {
+      told = true;
+      done();
+    });
+    const ended = () => {
+      if (!told && !over) this.deps.store.update(login._id, { signing_in: null }).catch(() => undefined);
+      over = true;
+      done();
+    };
+    return { outcome, ended };
   }
 
   /** An imported session a site refused: the login fails its next jobs at once, until a new one is imported. */
