@@ -157,7 +157,8 @@ describe('real web apps captured as a person sees them (the apps corpus)', () =>
 
           it(`captures ${c.id} (${device}) drawn, as a person sees it, and calls it finished`, async () => {
             const url = running.url + c.view.path;
-            const { drawn, codes, what } = await captureAndJudge(c, url, device, 'default', {}, referenceOf(url));
+            const [readiness, options] = c.settleTimeoutMs ? [`settled, ${c.settleTimeoutMs} ms cap`, { settleTimeoutMs: c.settleTimeoutMs }] : ['default', {}];
+            const { drawn, codes, what } = await captureAndJudge(c, url, device, readiness, options, referenceOf(url));
             expect(drawn, what).toBe(true);
             expect(codes.filter((code) => FALSE_ALARMS.includes(code)), what).toEqual([]);
           }, 120_000);

@@ -78,6 +78,13 @@ describe('a capture that waits for the page to settle', () => {
     expect(ms).toBeLessThan(7_000);
   });
 
+  it('settles a dashboard whose panels poll all the time once each has its first figure, without not_settled', async () => {
+    const { result, ms } = await capture('/live/panels.html', { settleTimeoutMs: 6_000 });
+    expect(result.warnings).toEqual([]);
+    expect(result.html).not.toMatch(/<span id="host[a-l]">-<\/span>/);
+    expect(ms).toBeLessThan(5_000);
+  });
+
   it('leaves out a clock that keeps changing on its own, and settles', async () => {
     const { result } = await capture('/live/clock.html', { settleTimeoutMs: 6_000 });
     expect(codes(result)).toEqual([]);

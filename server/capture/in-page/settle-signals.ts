@@ -9,8 +9,9 @@
  * work a script has put off for a moment: timeouts of up to a second set outside a timeout (an
  * app that draws its rows from a timer once its data came, a step that waits before the next
  * request) and frames asked for outside a frame, not drawn yet. A timeout set by a timeout (a
- * refresh loop, a clock), a frame asked for by a frame (an animation loop) and intervals are not
- * counted: they never end. Nothing of what the page sees changes: requestAnimationFrame,
+ * refresh loop, a clock), one whose callback a timeout already ran (a poll re-armed once its
+ * answer came), a frame asked for by a frame (an animation loop) and intervals are not counted:
+ * they never end. Nothing of what the page sees changes: requestAnimationFrame,
  * cancelAnimationFrame, setTimeout and clearTimeout are wrapped in proxies of the native
  * functions, so they still look native. Read by pageActivity through a registered symbol on the
  * window.
@@ -54,6 +55,8 @@ export function watchDocumentChanges(): void {
   }
   // Timeouts put off work for a moment: id → when it is due.
   const putOff = new Map<unknown, number>();
+  // Callbacks a timeout has run: one set again is a loop (a poll re-armed once its answer came), not work put off.
+  const ran = new WeakSet<object>();
   let inTimeout = false;
   const wrap = (name: 'setTimeout' | 'clearTimeout' | 'cancelAnimationFrame', apply: (target: (...args: unknown[]) => unknown, self: unknown, args: unknown[]) => unknown) => {
     const own = Object.getOwnPropertyDescriptor(window, name);
@@ -64,10 +67,11 @@ export function watchDocumentChanges(): void {
     const [callback, delay, ...rest] = args;
     if (typeof callback !== 'function') return Reflect.apply(target, self, args);
     const ms = Number(delay) || 0;
-    const counted = !inTimeout && ms <= 1000;
+    const counted = !inTimeout && ms <= 1000 && !ran.has(callback);
     const id = Reflect.apply(target, self, [
       (...params: unknown[]) => {
         putOff.delete(id);
+        ran.add(callback);
         const outer = inTimeout;
         inTimeout = true;
         try {

@@ -52,11 +52,30 @@ interface InFlight {
   type: string | undefined;
   /** When it started (Date.now()). */
   startedAt: number;
+  /** A script's data request: what makes it the same as another (pollKey). */
+  key?: string;
+  /** A data request the page was answered before: it polls, and the picture does not wait on it. */
+  poll: boolean;
 }
 
-/** Whether a request in flight is a connection open by design (an event stream, a long poll), which never counts as busy. */
+/**
+ * Whether a request in flight is a connection open by design (an event stream, a long poll) or a
+ * page's poll (a data request it was answered before), which never count as busy.
+ */
 function openByDesign(request: InFlight, now: number): boolean {
-  return request.type === 'EventSource' || (DATA_TYPES.has(request.type ?? '') && now - request.startedAt >= LONG_HELD_MS);
+  return request.type === 'EventSource' || request.poll || (DATA_TYPES.has(request.type ?? '') && now - request.startedAt >= LONG_HELD_MS);
+}
+
+/** Most distinct data requests remembered as answered (a page asking for ever new ones stops being followed for polls). */
+const ANSWERED_KEPT = 2_000;
+
+/**
+ * What makes two data requests the same one asked again: the method, the address and the body,
+ * with runs of four digits or more (a time stamp, a cache buster, a counter) taken as one.
+ */
+function pollKey(method: string, url: string, body: string | undefined): string {
+  const same = (text: string) => text.replace(/\d{4,}(\.\d+)?/g, '#');
+  return `${method} ${same(url)} ${same(body ?? '')}`;
 }
 
 /**
@@ -90,8 +109,10 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
   private lastActivity = Date.now();
   /** Set by markSettleStart: only then is a crowd of requests in flight noted. */
   private settling = false;
-  /** When a script's data request last ended (0: none has). */
+  /** When a script's data request last ended, of those that are not polls (0: none has). */
   private lastDataEnded = 0;
+  /** The data requests answered so far (pollKey): one asked again is a poll. */
+  private readonly answered = new Set<string>();
   /** When more than SETTLE_CROWD ordinary requests were last in flight, since the mark (markSettleStart); 0 if never. */
   private lastCrowded = 0;
   private readonly detach: () => void;
@@ -108,7 +129,9 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
         // A redirect is sent again under the same id; it counts as a request, as the page made it.
         const mainDocument = type === 'Document' && frameId !== undefined && frameId === this.frame.id;
         const now = Date.now();
-        const entry = { url: request.url, mainDocument, rawHeaders: false, type, startedAt: this.inFlight.get(requestId)?.startedAt ?? now };
+        const key = DATA_TYPES.has(type ?? '') ? pollKey(request.method ?? 'GET', request.url, request.postData) : undefined;
+        const poll = key !== undefined && this.answered.has(key);
+        const entry = { url: request.url, mainDocument, rawHeaders: false, type, startedAt: this.inFlight.get(requestId)?.startedAt ?? now, key, poll };
         this.inFlight.set(requestId, entry);
         this.started++;
         this.lastActivity = now;
@@ -285,7 +308,10 @@ export class PageTraffic implements PageNetwork, AwaitedNetwork {
     this.inFlight.delete(requestId);
     if (request) keepBounded(this.settled, requestId, request);
     this.lastActivity = Date.now();
-    if (request && DATA_TYPES.has(request.type ?? '')) this.lastDataEnded = this.lastActivity;
+    if (request?.key !== undefined && !request.poll) {
+      this.lastDataEnded = this.lastActivity;
+      if (this.answered.size < ANSWERED_KEPT) this.answered.add(request.key);
+    }
     return request;
   }
 }
