@@ -1,3 +1,5 @@
+import crypto from 'node:crypto';
+
 import { egressDenial, egressUnreachable, isTunnelRefusal } from '../../egress/proxy-markers.js';
 import { egressBlocked, unreachableFailure } from '../capture-failures.js';
 import type { AwaitedNetwork } from '../outputs/capture-warnings.js';
@@ -69,13 +71,17 @@ function openByDesign(request: InFlight, now: number): boolean {
 /** Most distinct data requests remembered as answered (a page asking for ever new ones stops being followed for polls). */
 const ANSWERED_KEPT = 2_000;
 
+/** The most of a request's address and of its body a poll key reads: the page makes both as long as it likes. */
+const POLL_KEY_READ_CHARS = 4_096;
+
 /**
- * What makes two data requests the same one asked again: the method, the address and the body,
- * with runs of four digits or more (a time stamp, a cache buster, a counter) taken as one.
+ * What makes two data requests the same one asked again: the method, the address and the body
+ * (their first POLL_KEY_READ_CHARS each), with runs of four digits or more (a time stamp, a cache
+ * buster, a counter) taken as one; kept as a digest, so ANSWERED_KEPT of them stay small.
  */
 function pollKey(method: string, url: string, body: string | undefined): string {
-  const same = (text: string) => text.replace(/\d{4,}(\.\d+)?/g, '#');
-  return `${method} ${same(url)} ${same(body ?? '')}`;
+  const same = (text: string) => text.slice(0, POLL_KEY_READ_CHARS).replace(/\d{4,}(\.\d+)?/g, '#');
+  return crypto.createHash('sha256').update(`${method.slice(0, 16)} ${same(url)} ${same(body ?? '')}`).digest('base64');
 }
 
 /**
