@@ -7,7 +7,7 @@ import { CaptureError, PageCrashedError } from '../server/capture/engine.js';
 import type { PageDriver } from '../server/capture/pipeline/page-driver.js';
 import type { Tripwire } from '../server/capture/pipeline/tripwire.js';
 import { withDeadline } from '../server/deadline.js';
-import type { ChainChecker } from '../server/egress/trusted-authorities.js';
+import { type ChainChecker, MAX_CHAIN } from '../server/egress/trusted-authorities.js';
 import { debuggerDriver } from './debugger-driver.js';
 
 const CLEANUP_TIMEOUT_MS = 5_000;
@@ -171,8 +171,6 @@ const ERR_CERT_AUTHORITY_INVALID = -202;
 /** setCertificateVerifyProc's answers: trusted, or Chromium's own verdict. */
 const VERIFIED = 0;
 const CHROMIUM_DECIDES = -3;
-/** Longest chain followed through a certificate's issuers. */
-const MAX_CHAIN = 8;
 
 /**
  * Lets the session trust the --ca-file authorities besides Chromium's: on Linux the headless

@@ -37,13 +37,12 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
   };
   const owner = (state: unknown) => (state as { v1: V1State }).v1;
   const bodyOf = (ctx: { request: unknown }) => (ctx.request as { body: unknown }).body;
-  // A saved login the monitor names must be the account's, as for a screenshot (its checks would all fail otherwise).
-  const requireLogin = (accountId: string, body: unknown) => deps.logins.requireIfNamed(accountId, body);
   const viewOf = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(await deps.monitors.shown(monitor), await deps.monitors.lastCheck(monitor._id));
 
   router.post('/monitors', auth, json, jsonBody, async (ctx) => {
     const { account, key } = owner(ctx.state);
-    await requireLogin(account._id, bodyOf(ctx));
+    // A saved login the monitor names must be the account's, as for a screenshot (its checks would all fail otherwise).
+    await deps.logins.requireIfNamed(account._id, bodyOf(ctx));
     const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, bodyOf(ctx), baseUrlOf(ctx, deps.settings));
     ctx.status = 201;
     ctx.body = monitorView(await deps.monitors.shown(monitor), null);
@@ -59,7 +58,7 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
   });
 
   router.patch('/monitors/:id', auth, json, jsonBody, async (ctx) => {
-    await requireLogin(owner(ctx.state).account._id, bodyOf(ctx));
+    await deps.logins.requireIfNamed(owner(ctx.state).account._id, bodyOf(ctx));
     ctx.body = await viewOf(await deps.monitors.update(owner(ctx.state).account._id, ctx.params.id, bodyOf(ctx)));
   });
 

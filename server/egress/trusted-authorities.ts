@@ -56,7 +56,7 @@ export function nodeCa(authorities: TrustedAuthorities | undefined): string[] | 
 export type ChainChecker = (chain: readonly string[], host: string, now?: Date) => boolean;
 
 /** Longest chain a server may send that is followed to one of the authorities. */
-const MAX_CHAIN = 8;
+export const MAX_CHAIN = 8;
 
 /** A certificate in force at `now`. */
 const inForce = (cert: crypto.X509Certificate, now: Date) => new Date(cert.validFrom) <= now && now <= new Date(cert.validTo);
