@@ -2,6 +2,7 @@ import { CAPTURE_STEPS } from './capture-steps.js';
 import type { CaptureRequest, CaptureResult } from './engine.js';
 import { atDocumentAddress } from './options/html-document.js';
 import { captureWarnings } from './outputs/capture-warnings.js';
+import { pngSize } from './outputs/png-size.js';
 import type { Capture, PipelineOptions } from './pipeline/capture-state.js';
 import { MainFrame } from './pipeline/main-frame.js';
 import { PageConsole } from './pipeline/page-console.js';
@@ -73,7 +74,7 @@ async function resultOf({ request, options, asked, traffic, console, taken, blan
     width: image.width,
     height: image.height,
     // The screenshot is in device pixels; a resize changed its width by image.width / its own.
-    pictureScale: request.format === 'pdf' ? 1 : (request.preset.deviceScaleFactor * image.width) / taken.png.readUInt32BE(16),
+    pictureScale: request.format === 'pdf' ? 1 : (request.preset.deviceScaleFactor * image.width) / pngSize(taken.png).width,
     truncated: taken.truncated,
     html: taken.html,
     userAgent: asked.userAgent ?? options.userAgent,

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 
 import type { CanvasInPicture } from '../in-page/warning-probe.js';
+import { pngSize } from './png-size.js';
 
 // The Node-side half of the blank-chart check: the canvases the probe found are looked for in the
 // picture Chromium rendered, not read in the page (a WebGL canvas reads back blank there, and a
@@ -18,8 +19,7 @@ const INSET = 2;
 export async function blankCanvases(png: Buffer, canvases: CanvasInPicture[]): Promise<string[]> {
   if (canvases.length === 0) return [];
   try {
-    const width = png.readUInt32BE(16);
-    const height = png.readUInt32BE(20);
+    const { width, height } = pngSize(png);
     const rects = canvases
       .map((c) => ({
         name: c.name,

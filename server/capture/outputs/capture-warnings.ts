@@ -4,6 +4,7 @@ import type { PageProbe } from '../in-page/warning-probe.js';
 import type { Cut } from '../pipeline/capture-clip.js';
 import type { SettleReport } from '../pipeline/settle-report.js';
 import { blankCanvases } from './blank-canvases.js';
+import { pngSize } from './png-size.js';
 
 /** What a completed capture may warn of; docs/api.md says what each means and what to do. */
 export const WARNING_CODES = [
@@ -71,9 +72,9 @@ export async function oneColour(png: Buffer): Promise<string | null> {
 }
 
 async function colourOfPicture(png: Buffer): Promise<string | null> {
-  const height = png.readUInt32BE(20);
+  const { width, height } = pngSize(png);
   if (height > FIRST_BAND_ROWS) {
-    const band = sharp(png, { limitInputPixels: false, sequentialRead: true }).extract({ left: 0, top: 0, width: png.readUInt32BE(16), height: FIRST_BAND_ROWS });
+    const band = sharp(png, { limitInputPixels: false, sequentialRead: true }).extract({ left: 0, top: 0, width, height: FIRST_BAND_ROWS });
     if ((await colourOf(band)) === null) return null;
   }
   return colourOf(sharp(png, { limitInputPixels: false, sequentialRead: true }));

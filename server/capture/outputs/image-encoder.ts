@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { pictureOutOfTime, pictureTooLarge } from '../capture-failures.js';
 import type { ImageFormat } from '../image-format.js';
 import { MAX_CAPTURE_PIXELS, MAX_IMAGE_SIDE } from '../pipeline/capture-clip.js';
+import { pngSize } from './png-size.js';
 
 /** Quality for jpeg and webp when the request names none (CaptureRequest's default). */
 export const DEFAULT_QUALITY = 80;
@@ -123,7 +124,6 @@ function smallest(images: EncodedImage[]): EncodedImage {
  * screenshot() in page-screenshot.ts), JPEG and WebP encoded on libvips threads.
  */
 export async function captureImage(png: Buffer, format: ImageFormat, quality = DEFAULT_QUALITY): Promise<EncodedImage> {
-  // Chromium's PNG: its size from the IHDR chunk.
-  if (format === 'png') return { data: png, width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+  if (format === 'png') return { data: png, ...pngSize(png) };
   return encodeScreenshot(png, format, quality);
 }
