@@ -3,6 +3,7 @@ import Koa from 'koa';
 
 import { accessLog, LoggedPaths } from './api/access-log.js';
 import { type AdminBatchDeps, adminBatchRoutes } from './api/admin-batch-routes.js';
+import { adminLoginRoutes } from './api/admin-login-routes.js';
 import { type AdminMonitorDeps, adminMonitorRoutes } from './api/admin-monitor-routes.js';
 import { type AdminDeps, adminRoutes } from './api/admin-routes.js';
 import { adminSessionRoutes } from './api/admin-session-routes.js';
@@ -66,7 +67,7 @@ const adminDeps = (services: Services) => ({
 
 /** The admin API's routers: the session exchange, then the routes behind the admin token. */
 export function adminApiRouters(deps: AdminDeps & AdminMonitorDeps & AdminBatchDeps & OpenApiDeps & { sessions: AdminSessions }): Router[] {
-  return [adminSessionRoutes(deps), adminRoutes(deps), adminMonitorRoutes(deps), adminBatchRoutes(deps), adminOpenApiRoutes(deps)];
+  return [adminSessionRoutes(deps), adminRoutes(deps), adminLoginRoutes(deps), adminMonitorRoutes(deps), adminBatchRoutes(deps), adminOpenApiRoutes(deps)];
 }
 
 /**

@@ -22,7 +22,6 @@ import { formatIsoSeconds } from '../time.js';
 import type { StorageDestinations } from '../uploads/destinations.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import type { AdminAuthDeps } from './admin-auth.js';
-import { adminLoginRoutes } from './admin-login-routes.js';
 import { adminApiRouter } from './admin-router.js';
 import { adminStorageRoutes } from './admin-storage-routes.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
@@ -229,7 +228,6 @@ export function adminRoutes(deps: AdminDeps): Router {
 
   adminWebhookRoutes(router, deps.webhooks);
   adminStorageRoutes(router, deps.destinations);
-  adminLoginRoutes(router, deps.logins, deps.accounts);
   return router;
 }
 

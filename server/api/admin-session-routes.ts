@@ -16,7 +16,7 @@ export interface AdminSessionDeps extends AdminAuthDeps {
  * cookie, behind the admin network rule only (the token is what it checks).
  */
 export function adminSessionRoutes(deps: AdminSessionDeps): Router {
-  const router = adminApiRouter(deps, false);
+  const router = adminApiRouter(deps, { withToken: false });
   const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
   router.post('/session', (ctx) => openSession(ctx, deps.token, deps.sessions, validateBody(SessionOpen, body(ctx)).token));
   router.delete('/session', (ctx) => closeSession(ctx, deps.sessions));

@@ -44,6 +44,18 @@ describe('POST /admin/api/accounts/:id/logins', () => {
     expect(JSON.stringify(imported.body)).not.toContain('admin-session-9a1f');
   });
 
+  it('takes an imported session as large as /v1/logins takes, past the other admin bodies\' 256 KB', async () => {
+    // A single-page app's localStorage (cached data beside its token) passes 256 KB easily.
+    const cache = 'x'.repeat(900_000);
+    const storage_state = { cookies: [], origins: [{ origin: 'https://grafana.corp.example', localStorage: [{ name: 'cache', value: cache }] }] };
+    const big = await server.admin('POST', `/accounts/${accountId}/logins`, { name: 'large session', type: 'storage_state', storage_state });
+    expect(big.status).toBe(201);
+    expect((await server.admin('PATCH', `/logins/${big.body.id}`, { storage_state })).status).toBe(200);
+    // Every other admin body keeps its bound.
+    const note = await server.admin('PATCH', `/accounts/${accountId}`, { name: 'x'.repeat(300_000) });
+    expect(note.status).toBe(413);
+  });
+
   it('refuses a login missing its password with a 400 naming the field', async () => {
     const res = await server.admin('POST', `/accounts/${accountId}/logins`, { ...form, password: undefined });
     expect(res.status).toBe(400);

@@ -175,7 +175,9 @@ describe('saved logins and key network scopes in the control panel', () => {
       dialog = await newLogin();
       await dialog.getByLabel('Name', { exact: true }).fill('Grafana');
       await dialog.getByLabel('Type').selectOption('storage_state');
-      const state = { cookies: [{ name: 'sid', value: COOKIE_VALUE, domain: 'grafana.corp.example', path: '/', secure: true }], origins: [] };
+      // With a single-page app's cache beside the cookie: 600 KB, past the 256 KB of other admin bodies.
+      const origins = [{ origin: 'https://grafana.corp.example', localStorage: [{ name: 'grafana.cache', value: 'c'.repeat(600_000) }] }];
+      const state = { cookies: [{ name: 'sid', value: COOKIE_VALUE, domain: 'grafana.corp.example', path: '/', secure: true }], origins };
       await dialog.getByLabel('Or choose the file').setInputFiles({ name: 'state.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(state)) });
       await expect.poll(() => dialog.getByLabel('Session (Playwright storageState JSON)').inputValue()).toContain('grafana.corp.example');
       await dialog.getByRole('button', { name: 'Save login' }).click();

@@ -1,7 +1,10 @@
 import { useId } from 'preact/hooks';
 
-/** The admin API reads bodies of at most 256 KB (server/api/admin-router.ts). */
-const MAX_FILE_BYTES = 256 * 1024;
+/**
+ * The logins' admin routes read bodies as large as v1's (MAX_BODY_KB in server/contract/v1.ts,
+ * 11 MB; see server/api/admin-login-routes.ts): a file of 10 MB leaves room for the rest.
+ */
+const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 /**
  * A Playwright storageState read from its JSON text: the object, or why it is not one. Only the
@@ -31,7 +34,7 @@ export function StorageStateField({ value, onInput, error, onError }: { value: s
   const choose = async (file: File | undefined) => {
     if (!file) return;
     if (file.size > MAX_FILE_BYTES) {
-      onError(`${file.name} is ${Math.ceil(file.size / 1024)} KB; a session of at most 256 KB can be imported.`);
+      onError(`${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; a session of at most 10 MB can be imported.`);
       return;
     }
     onInput(await file.text());
