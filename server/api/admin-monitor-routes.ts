@@ -1,5 +1,4 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 
 import type { AccountService } from '../auth/accounts.js';
 import type { ApiKeyService } from '../auth/api-keys.js';
@@ -14,6 +13,7 @@ import type { FileStore } from '../store/file-store.js';
 import type { AdminAuthDeps } from './admin-auth.js';
 import { adminApiRouter } from './admin-router.js';
 import { baseUrlOf } from './base-url.js';
+import { requestBody as body } from './json-body.js';
 import { checkView, monitorView } from './monitor-views.js';
 
 export interface AdminMonitorDeps extends AdminAuthDeps {
@@ -24,8 +24,6 @@ export interface AdminMonitorDeps extends AdminAuthDeps {
   files: FileStore;
   settings: SettingsService;
 }
-
-const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
 /**
  * /admin/api/monitors — every account's monitors for the control panel: the same service and

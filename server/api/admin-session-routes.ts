@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 
 import type { AdminSessions } from '../auth/admin-sessions.js';
 import { SessionOpen } from '../contract/admin.js';
 import { validateBody } from '../contract/validate.js';
 import { type AdminAuthDeps, closeSession, openSession } from './admin-auth.js';
 import { adminApiRouter } from './admin-router.js';
+import { requestBody as body } from './json-body.js';
 
 export interface AdminSessionDeps extends AdminAuthDeps {
   sessions: AdminSessions;
@@ -17,7 +17,6 @@ export interface AdminSessionDeps extends AdminAuthDeps {
  */
 export function adminSessionRoutes(deps: AdminSessionDeps): Router {
   const router = adminApiRouter(deps, { withToken: false });
-  const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
   router.post('/session', (ctx) => openSession(ctx, deps.token, deps.sessions, validateBody(SessionOpen, body(ctx)).token));
   router.delete('/session', (ctx) => closeSession(ctx, deps.sessions));
   return router;

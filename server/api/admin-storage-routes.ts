@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 
 import { StorageDestinationPut } from '../contract/storage.js';
 import { validateBody } from '../contract/validate.js';
 import type { StorageDestinations } from '../uploads/destinations.js';
+import { requestBody as body } from './json-body.js';
 
 /**
  * An account's storage destination for the admin API: `PUT /admin/api/accounts/:id/storage`
@@ -11,7 +11,6 @@ import type { StorageDestinations } from '../uploads/destinations.js';
  * removes it. Registered on the admin router (prefix `/admin/api`, behind the admin token).
  */
 export function adminStorageRoutes(router: Router, destinations: StorageDestinations): void {
-  const body = (ctx: Context): unknown => (ctx.request as unknown as { body: unknown }).body;
 
   router.get('/accounts/:id/storage', async (ctx) => {
     ctx.body = await destinations.view(ctx.params.id);

@@ -9,7 +9,7 @@ import { formatIsoSeconds, nextUtcMidnight } from '../time.js';
 import { baseUrlOf } from './base-url.js';
 import { badRequest } from './error-responses.js';
 import { idempotencyKeyOf } from './idempotency-key.js';
-import { jsonBody } from './json-body.js';
+import { jsonBody, requestBody } from './json-body.js';
 import { exactRouter } from './routing.js';
 import { parseScreenshotParams } from './screenshot-params.js';
 import { v1Auth, type V1State } from './v1-auth.js';
@@ -26,7 +26,7 @@ export function v1Routes(deps: V1Deps): Router {
   }, jsonBody, async (ctx) => {
     const state = ctx.state.v1 as V1State;
     const key = idempotencyKeyOf(ctx.req.headers['idempotency-key']);
-    const body = (ctx.request as unknown as { body: unknown }).body;
+    const body = requestBody(ctx);
     // Taken before the body is parsed, which fills in its defaults.
     const fingerprint = key === undefined ? '' : requestFingerprint(body);
     const params = parseScreenshotParams(body);
