@@ -53,7 +53,7 @@ async function main() {
           await traffic.networkIdle(NETWORK_IDLE_MAX_MS, 0);
           lap('requests in flight at load');
           if (s.fullPage) {
-            const steps = await evaluate(driver, scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });
+            const { steps } = await evaluate(driver, scrollThroughPage, { maxMs: 5000, maxHeight: 16_384, onlyWhenLazy: true });
             lap(`decide to scroll, and scroll (${steps} steps)`);
           }
           const geometry = await evaluate(driver, settleAndMeasure, { waitForFrame: false });

@@ -53,7 +53,7 @@ describe('scrolling only pages that load content on scrolling', () => {
 
   it.each(['io', 'listener', 'onscroll'])('scrolls a page whose script loads content on scrolling (%s) and the content loads', async (kind) => {
     await onJobPage(`/lazy-kind.html?kind=${kind}`, async (job) => {
-      expect(await scroll(job)).toBeGreaterThan(0);
+      expect((await scroll(job)).steps).toBeGreaterThan(0);
       await expect.poll(() => fixture.seen(`/lazy-loaded?kind=${kind}`).length).toBe(1);
       expect(await job.page.locator('#end').textContent()).toBe('lazy content loaded');
     });
@@ -61,7 +61,7 @@ describe('scrolling only pages that load content on scrolling', () => {
 
   it('scrolls the bare addEventListener("scroll") of a classic script', async () => {
     await onJobPage('/lazy.html', async (job) => {
-      expect(await scroll(job)).toBeGreaterThan(0);
+      expect((await scroll(job)).steps).toBeGreaterThan(0);
       expect(await job.page.locator('#lazy').textContent()).toBe('lazy content loaded');
     });
   });
@@ -69,20 +69,20 @@ describe('scrolling only pages that load content on scrolling', () => {
   it('scrolls a page with a native lazy image, which then loads', async () => {
     await onJobPage('/lazy-kind.html?kind=native', async (job) => {
       expect(fixture.seen('/img/lazy-native')).toHaveLength(0);
-      expect(await scroll(job)).toBeGreaterThan(0);
+      expect((await scroll(job)).steps).toBeGreaterThan(0);
       await expect.poll(() => fixture.seen('/img/lazy-native').length).toBe(1);
     });
   });
 
   it('scrolls a page with a frame, whose scripts it cannot see', async () => {
     await onJobPage('/lazy-kind.html?kind=frame', async (job) => {
-      expect(await scroll(job)).toBeGreaterThan(0);
+      expect((await scroll(job)).steps).toBeGreaterThan(0);
     });
   });
 
   it.each(['/lazy-kind.html?kind=none', '/tall.html?h=10000'])('does not scroll %s, which loads nothing on scrolling', async (path) => {
     await onJobPage(path, async (job) => {
-      expect(await scroll(job)).toBe(0);
+      expect((await scroll(job)).steps).toBe(0);
       expect(await job.page.evaluate(() => window.scrollY)).toBe(0);
     });
   });
@@ -90,13 +90,13 @@ describe('scrolling only pages that load content on scrolling', () => {
   it('does not scroll a page that fits the window, whatever it listens for', async () => {
     await onJobPage('/small.html', async (job) => {
       await job.page.evaluate(() => window.addEventListener('scroll', () => undefined));
-      expect(await scroll(job)).toBe(0);
+      expect((await scroll(job)).steps).toBe(0);
     });
   });
 
   it('still scrolls every page when not asked to choose', async () => {
     await onJobPage('/tall.html?h=5000', async (job) => {
-      expect(await scroll(job, { ...SCROLL, onlyWhenLazy: false })).toBeGreaterThan(0);
+      expect((await scroll(job, { ...SCROLL, onlyWhenLazy: false })).steps).toBeGreaterThan(0);
     });
   });
 

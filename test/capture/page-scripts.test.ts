@@ -49,7 +49,7 @@ describe('page scripts in Chromium', () => {
 
   it('scrolls a lazy page to the bottom so its content loads, then returns to the top', async () => {
     const target = await open('/lazy.html');
-    expect(await scroll(target, 5_000, 16_384)).toBeGreaterThan(1);
+    expect((await scroll(target, 5_000, 16_384)).steps).toBeGreaterThan(1);
     expect(fixture.seen('/lazy-loaded')).toHaveLength(1);
     expect(await target.page.evaluate('document.getElementById("lazy").textContent')).toBe('lazy content loaded');
     expect(await target.page.evaluate('window.scrollY')).toBe(0);
@@ -62,7 +62,7 @@ describe('page scripts in Chromium', () => {
     await target.page.evaluate(
       'window.deepest = 0; const to = window.scrollTo.bind(window); window.scrollTo = (...args) => { to(...args); window.deepest = Math.max(window.deepest, scrollY) }',
     );
-    await scroll(target, 5_000, 3_000);
+    expect((await scroll(target, 5_000, 3_000)).reached).toBe(3_000);
     expect(await target.page.evaluate('window.deepest')).toBe(3_000 - 1080);
   });
 

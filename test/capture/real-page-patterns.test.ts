@@ -257,6 +257,16 @@ describe('real-page patterns', () => {
       expect(image.height).toBe(16_384);
       for (let y = 0; y < image.height; y += 500) expect(white(rgbAt(image, 1000, y)), `content at y=${y}`).toBe(false);
     });
+
+    it('a feed whose next items arrive as the scroll leaves its end is taken on from where the scroll turned', async () => {
+      // Items that came during a pass's way back to the top (an answer that took a few frames)
+      // make the page taller than the pass went: the next pass starts there.
+      const result = await setup.engine.capture(captureRequest(setup.fixture.url, '/pattern/feed-on-return.html', { fullPage: true }));
+      const image = await raw(result.image);
+      expect(result.truncated).toBe(true);
+      expect(image.height).toBe(16_384);
+      for (let y = 0; y < image.height; y += 500) expect(white(rgbAt(image, 1000, y)), `content at y=${y}`).toBe(false);
+    });
   });
 
   it('a web font that arrives after load is drawn, not its fallback', async () => {

@@ -64,13 +64,24 @@ export function watchLazyLoading(): void {
   }
 }
 
+/** What a pass of scrollThroughPage did. */
+export interface ScrollPass {
+  /** Screens scrolled to (0: the page was not scrolled). */
+  steps: number;
+  /**
+   * How far down the page the pass saw, in CSS px, when it turned back to the top: content
+   * below this (come since, as it returned) is for another pass.
+   */
+  reached: number;
+}
+
 /**
  * Scrolls down one screen at a time to the bottom (or `maxHeight`), giving each step one
  * rendered frame so IntersectionObserver and scroll handlers load lazy content, waits at the
  * bottom for content that grows, then returns to the top; when the top then shows other than it
  * did (a header pinned on the way down, its unpinning missed), it goes down and back once more.
  */
-export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false, from = 0 }: ScrollOptions): Promise<number> {
+export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0, onlyWhenLazy = false, from = 0 }: ScrollOptions): Promise<ScrollPass> {
   const loadsOnScroll = () => {
     const root = document.documentElement;
     const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
@@ -83,7 +94,7 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
       document.querySelector('[loading="lazy" i], iframe, frame, object, embed') !== null
     );
   };
-  if (onlyWhenLazy && !loadsOnScroll()) return 0;
+  if (onlyWhenLazy && !loadsOnScroll()) return { steps: 0, reached: 0 };
   const deadline = performance.now() + maxMs;
   const frame = () =>
     new Promise<void>((resolve) => {
@@ -127,6 +138,7 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
     steps++;
     await frame();
   }
+  const reached = Math.min(y + window.innerHeight, bottom() + window.innerHeight);
   window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
   await frame();
   if (steps > 0 && atTop !== null && firstScreen() !== atTop) {
@@ -141,7 +153,7 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
     await frame();
     await frame();
   }
-  return steps;
+  return { steps, reached };
 }
 
 /** The document's height in CSS pixels, as scrollThroughPage measures it. */
