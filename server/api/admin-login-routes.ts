@@ -4,7 +4,7 @@ import type { AccountService } from '../auth/accounts.js';
 import { type LoginService, loginView } from '../logins/login-service.js';
 import type { AdminAuthDeps } from './admin-auth.js';
 import { adminApiRouter } from './admin-router.js';
-import { jsonBody,requestBody as body } from './json-body.js';
+import { jsonBody, requestBody as body } from './json-body.js';
 
 export interface AdminLoginDeps extends AdminAuthDeps {
   logins: LoginService;

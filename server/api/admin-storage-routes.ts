@@ -11,7 +11,6 @@ import { requestBody as body } from './json-body.js';
  * removes it. Registered on the admin router (prefix `/admin/api`, behind the admin token).
  */
 export function adminStorageRoutes(router: Router, destinations: StorageDestinations): void {
-
   router.get('/accounts/:id/storage', async (ctx) => {
     ctx.body = await destinations.view(ctx.params.id);
   });

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 
 import { type LoginService, loginView } from '../logins/login-service.js';
 import { badRequest } from './error-responses.js';
-import { jsonBody } from './json-body.js';
+import { jsonBody, requestBody } from './json-body.js';
 import { exactRouter } from './routing.js';
 import { v1Auth, type V1State } from './v1-auth.js';
 import type { V1Deps } from './v1-jobs.js';
@@ -24,11 +24,10 @@ export function loginRoutes(deps: LoginRouteDeps): Router {
     await next();
   };
   const accountOf = (state: unknown) => (state as { v1: V1State }).v1.account._id;
-  const bodyOf = (ctx: { request: unknown }) => (ctx.request as { body: unknown }).body;
 
   router.post('/logins', auth, json, jsonBody, async (ctx) => {
     ctx.status = 201;
-    ctx.body = loginView(await deps.logins.create(accountOf(ctx.state), bodyOf(ctx)));
+    ctx.body = loginView(await deps.logins.create(accountOf(ctx.state), requestBody(ctx)));
   });
 
   router.get('/logins', auth, async (ctx) => {
@@ -40,7 +39,7 @@ export function loginRoutes(deps: LoginRouteDeps): Router {
   });
 
   router.patch('/logins/:id', auth, json, jsonBody, async (ctx) => {
-    ctx.body = loginView(await deps.logins.update(accountOf(ctx.state), ctx.params.id, bodyOf(ctx)));
+    ctx.body = loginView(await deps.logins.update(accountOf(ctx.state), ctx.params.id, requestBody(ctx)));
   });
 
   router.delete('/logins/:id', auth, async (ctx) => {

@@ -9,7 +9,7 @@ import type { MonitorService } from '../monitors/monitor-service.js';
 import { baseUrlOf } from './base-url.js';
 import { badRequest, notFound } from './error-responses.js';
 import { capability } from './file-routes.js';
-import { jsonBody } from './json-body.js';
+import { jsonBody, requestBody } from './json-body.js';
 import { checkView, monitorView } from './monitor-views.js';
 import { exactRouter } from './routing.js';
 import { v1Auth, type V1State } from './v1-auth.js';
@@ -36,14 +36,13 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
     await next();
   };
   const owner = (state: unknown) => (state as { v1: V1State }).v1;
-  const bodyOf = (ctx: { request: unknown }) => (ctx.request as { body: unknown }).body;
   const viewOf = async (monitor: Parameters<typeof monitorView>[0]) => monitorView(await deps.monitors.shown(monitor), await deps.monitors.lastCheck(monitor._id));
 
   router.post('/monitors', auth, json, jsonBody, async (ctx) => {
     const { account, key } = owner(ctx.state);
     // A saved login the monitor names must be the account's, as for a screenshot (its checks would all fail otherwise).
-    await deps.logins.requireIfNamed(account._id, bodyOf(ctx));
-    const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, bodyOf(ctx), baseUrlOf(ctx, deps.settings));
+    await deps.logins.requireIfNamed(account._id, requestBody(ctx));
+    const monitor = await deps.monitors.create({ account_id: account._id, key_id: key._id }, requestBody(ctx), baseUrlOf(ctx, deps.settings));
     ctx.status = 201;
     ctx.body = monitorView(await deps.monitors.shown(monitor), null);
   });
@@ -58,8 +57,8 @@ export function monitorRoutes(deps: MonitorRouteDeps): Router {
   });
 
   router.patch('/monitors/:id', auth, json, jsonBody, async (ctx) => {
-    await deps.logins.requireIfNamed(owner(ctx.state).account._id, bodyOf(ctx));
-    ctx.body = await viewOf(await deps.monitors.update(owner(ctx.state).account._id, ctx.params.id, bodyOf(ctx)));
+    await deps.logins.requireIfNamed(owner(ctx.state).account._id, requestBody(ctx));
+    ctx.body = await viewOf(await deps.monitors.update(owner(ctx.state).account._id, ctx.params.id, requestBody(ctx)));
   });
 
   router.delete('/monitors/:id', auth, async (ctx) => {
