@@ -282,10 +282,11 @@ export class MonitorChecks {
     let difference: number | null = null;
     let diffFile: string | null = null;
     let regions: CheckRegion[] = [];
+    const scale = pictureScale(job);
     const picture = job.image_file ? await this.deps.files.readImage(job.image_file) : null;
     const before = baseline?.image_file ? await this.deps.files.readImage(baseline.image_file) : null;
     if (picture && before && job.image_file) {
-      const found = await comparePictures(before, picture, { masks: monitor?.mask_rects ?? [], scale: pictureScale(job) });
+      const found = await comparePictures(before, picture, { masks: monitor?.mask_rects ?? [], scale });
       difference = found.difference;
       regions = found.regions.slice(0, MAX_CHECK_REGIONS);
       if (found.diff) {
@@ -306,7 +307,7 @@ export class MonitorChecks {
       difference,
       baseline_job_id: compared ? baseline!._id : null,
       image_file: job.image_file,
-      picture_scale: pictureScale(job),
+      picture_scale: scale,
       diff_file: diffFile,
       text: kept,
       ...findings,
@@ -315,7 +316,7 @@ export class MonitorChecks {
     if (monitor.failing || monitor.inconclusive_streak) await this.deps.store.update(monitor._id, { failing: false, inconclusive_streak: 0 });
     if (verdict === 'first' && monitor.propose_masks && monitor.proposed_masks === undefined) this.probeLater(monitor, job.key_id);
     if (check.mask_probe) {
-      if (picture && before) await this.deps.store.update(monitor._id, { proposed_masks: await proposeMasks(before, picture, { scale: pictureScale(job) }) });
+      if (picture && before) await this.deps.store.update(monitor._id, { proposed_masks: await proposeMasks(before, picture, { scale }) });
       return;
     }
     if (changed) await this.notify(monitor, job, 'monitor.changed', { difference, baseline, diff: diffFile ? job.image_file : null, error: null, ...findings });
