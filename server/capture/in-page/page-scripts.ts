@@ -138,7 +138,7 @@ export async function scrollThroughPage({ maxMs, maxHeight, frameFallbackMs = 0,
     steps++;
     await frame();
   }
-  const reached = Math.min(y + window.innerHeight, bottom() + window.innerHeight);
+  const reached = Math.min(y, bottom()) + window.innerHeight;
   window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
   await frame();
   if (steps > 0 && atTop !== null && firstScreen() !== atTop) {
