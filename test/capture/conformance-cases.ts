@@ -3,13 +3,12 @@
 // test/electron/conformance-runner.ts inside Electron against ElectronEngine.
 // node:assert only — no test framework here.
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import sharp from 'sharp';
 
 import type { CaptureEngine, CaptureRequest, CaptureResult } from '../../server/capture/engine.js';
 import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
+import { closedPort } from '../helpers/closed-port.js';
 
 /** Engine-specific powers a few cases need; a runner without one skips those cases. */
 export interface ConformanceHooks {
@@ -67,15 +66,6 @@ export async function seen(fixtureUrl: string, prefix: string): Promise<Array<{ 
 }
 
 const unique = () => Math.random().toString(36).slice(2, 10);
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The error `work` fails with; an assertion error when it succeeds. */
 export async function rejection(work: Promise<unknown>): Promise<Error> {

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Resolver } from '../../server/egress/policy.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureLog } from '../helpers/capture-log.js';
+import { closedPort as closedLoopbackPort } from '../helpers/closed-port.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 import { withSettings } from '../helpers/with-settings.js';
 
@@ -33,14 +33,6 @@ const resolve: Resolver = async (host) => {
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host });
 };
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
-
 beforeAll(async () => {
   fixtures = await startFixtureServer();
   odd = http.createServer((req, res) => {
@@ -57,7 +49,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => odd.listen(0, '127.0.0.1', done));
   oddUrl = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
-  closedPort = await freePort();
+  closedPort = await closedLoopbackPort();
   server = await startTestServer(
     { navigationTimeoutMs: NAVIGATION_TIMEOUT_MS, captureTimeoutMs: CAPTURE_TIMEOUT_MS, pageMemoryMb: PAGE_MEMORY_MB, ratePerSecond: 1000 },
     { resolve, log: logged.log },
