@@ -8,6 +8,7 @@ import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js
 import { type EgressProxy, startEgressProxy } from '../../server/egress/proxy.js';
 import { askTunnelRefusal } from '../../server/egress/tunnel-refusals.js';
 import { lineLogger } from '../../server/logger.js';
+import { closedPort } from '../helpers/closed-port.js';
 import { type Canary, startCanary } from './canary.js';
 
 interface Answer {
@@ -237,10 +238,7 @@ describe('egress proxy', () => {
     denied.socket.destroy();
     expect(await ask(`https://127.0.0.2:${canary.port}/`)).toEqual({ denied: '127.0.0.2 is a loopback address' });
 
-    const free = net.createServer();
-    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-    const port = (free.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const port = await closedPort();
     const refused = await connect(proxy, `127.0.0.1:${port}`);
     refused.socket.destroy();
     expect(await ask(`https://127.0.0.1:${port}/`)).toEqual({ unreachable: 'ECONNREFUSED' });

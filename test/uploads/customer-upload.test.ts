@@ -3,7 +3,6 @@
 // name resolving to one and the service's own port are refused before any connection.
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import type { Stores } from '../../server/store/stores.js';
 import { systemClock } from '../../server/time.js';
 import { CustomerUploads } from '../../server/uploads/customer-upload.js';
 import { StorageDestinations } from '../../server/uploads/destinations.js';
+import { closedPort } from '../helpers/closed-port.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { S3RVER_CREDENTIALS, startUploadBucketServer, type UploadBucketServer } from '../helpers/upload-bucket.js';
 import { jobRecord, newAccount } from '../store/conformance-records.js';
@@ -160,11 +160,7 @@ describe('the egress guard before the customer bucket', () => {
   });
 
   it('warns when the destination is down, and when the account has no destination any more', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
-    expect(await refused(`http://127.0.0.1:${port}`, allowingLoopbackOne())).toMatch(/not uploaded to the storage destination: .*ECONNREFUSED/);
+    expect(await refused(`http://127.0.0.1:${await closedPort()}`, allowingLoopbackOne())).toMatch(/not uploaded to the storage destination: .*ECONNREFUSED/);
 
     const job = await jobWithDestination(s3.endpoint);
     await destinations.remove(job.account_id);

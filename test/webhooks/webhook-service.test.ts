@@ -13,6 +13,7 @@ import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryStore } from '../../server/store/stores.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
 import { type Canary,startCanary } from '../egress/canary.js';
+import { closedPort } from '../helpers/closed-port.js';
 import { answered } from '../helpers/error-answer.js';
 import { type Receiver,startReceiver } from './receiver.js';
 import { startHelloRecorder } from './tls-hello.js';
@@ -202,10 +203,7 @@ describe('webhook service', () => {
   });
 
   it('retries a receiver that refuses connections', async () => {
-    const r = await receiver();
-    const url = r.url;
-    await r.close();
-    receivers.splice(receivers.indexOf(r), 1);
+    const url = `http://127.0.0.1:${await closedPort()}/hook`;
     const s = service({ schedule: [30] });
     await s.start();
     await s.notify(job('job_8', url), 'screenshot.completed', JOB_DATA);
