@@ -133,7 +133,8 @@ describe('real web apps captured as a person sees them (the apps corpus)', () =>
       fs.writeFileSync(`${base}.reference.png`, ref.png);
     }
     const said = service.warnings.map((w) => `${w.code}: ${w.message}`).join('; ');
-    return { drawn, codes, what: `${c.id} ${device} ${readiness}: drawn share ${share.toFixed(2)}, warnings [${said}]` };
+    const what = `${c.id} ${device} ${readiness}: drawn share ${share.toFixed(2)}, ${(row.differing * 100).toFixed(1)} % of pixels differing, warnings [${said}]`;
+    return { drawn, codes, what };
   }
 
   for (const app of [...new Set(APP_CASES.map((c) => c.app))]) {
