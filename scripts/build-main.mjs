@@ -12,6 +12,13 @@ import { ELECTRON_MISSING, electronPackageDir } from './electron-package.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
+ * tsc's flags that keep what it built in dist/, so that a build over an unchanged tree (`npm test`
+ * right after the set-up's build) takes about a second instead of ten. Removing dist/ removes it.
+ * @param {string} name
+ */
+const INCREMENTAL = (name) => ['--incremental', '--tsBuildInfoFile', path.join(root, 'dist', '.tsbuildinfo', name)];
+
+/**
  * Compiles main/ when Electron is installed; otherwise logs why it does not.
  * @param {{ resolve?: (id: string) => string, compile: () => number, log: (line: string) => void }} options
  * @returns {number} the exit code
@@ -26,7 +33,7 @@ export function buildMain({ resolve, compile, log }) {
 
 function compileWithTsc() {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'main', 'tsconfig.json')], { stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'main', 'tsconfig.json'), ...INCREMENTAL('main')], { stdio: 'inherit' });
   return result.status ?? 1;
 }
 

@@ -46,7 +46,7 @@ describe('electron-builder.yml', () => {
 
   it('packs the built code and the run-time icons, and unpacks sharp from the archive', () => {
     const config = builderConfig();
-    expect(config.files).toEqual(expect.arrayContaining(['dist/**/*', '!dist/test/**', 'build/icon.png', 'build/tray/**']));
+    expect(config.files).toEqual(expect.arrayContaining(['dist/**/*', '!dist/test/**', '!dist/.tsbuildinfo/**', 'build/icon.png', 'build/tray/**']));
     expect(config.asarUnpack).toEqual(expect.arrayContaining(['node_modules/sharp/**/*', 'node_modules/@img/**/*']));
   });
 
