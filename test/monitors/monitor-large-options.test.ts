@@ -104,7 +104,10 @@ describe('a monitor with large options restored from a backup, which keeps none 
       const due = await nextRun();
       clock.advance(MINUTE);
       await expect.poll(nextRun, { timeout: 10_000 }).not.toBe(due);
-      const [failed] = (await (await restored.v1('GET', `/monitors/${monitor.id}/checks`, key)).json()).checks;
+      // The occurrence is claimed (next_run_at moves on) before its check is stored.
+      const firstCheck = async () => (await (await restored.v1('GET', `/monitors/${monitor.id}/checks`, key)).json()).checks[0];
+      await expect.poll(firstCheck).toBeDefined();
+      const failed = await firstCheck();
       expect(failed).toMatchObject({ status: 'failed', job_id: null });
       expect(failed.error).toMatch(/^The monitor's styles, scripts are no longer kept \(a data directory restored from a backup holds none\); give them again with PATCH/);
 
