@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type FixtureServer, startFixtureServer } from '../fixtures/fixture-server.js';
 import { filesHolding } from '../helpers/files-under.js';
+import { closedPort } from '../helpers/ports.js';
 import { startTestServer, type TestServer, waitForJob } from '../helpers/test-server.js';
 import { startUploadBucketServer, type UploadBucketServer } from '../helpers/upload-bucket.js';
 
@@ -211,10 +212,7 @@ describe('upload and storage_path in POST /v1/screenshot', () => {
   });
 
   it('completes the job with a warning when the destination is down', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await closedPort();
     const { key, accountId } = await server.account();
     await server.admin('PUT', `/accounts/${accountId}/storage`, destination({ endpoint: `http://127.0.0.1:${port}` }));
     const created = await (await server.v1('POST', '/screenshot', key, { url: `${fixtures.url}/small.html`, storage_path: '{job_id}.{ext}' })).json();

@@ -8,7 +8,7 @@ import sharp from 'sharp';
 
 import type { CaptureEngine, CaptureRequest, CaptureResult } from '../../server/capture/engine.js';
 import { type Preset, PRESETS, userAgentFor } from '../../server/capture/presets.js';
-import { closedPort } from '../helpers/closed-port.js';
+import { closedPort } from '../helpers/ports.js';
 
 /** Engine-specific powers a few cases need; a runner without one skips those cases. */
 export interface ConformanceHooks {

@@ -8,7 +8,7 @@ import { createEgressPolicy, type Resolver } from '../../server/egress/policy.js
 import { type EgressProxy, startEgressProxy } from '../../server/egress/proxy.js';
 import { askTunnelRefusal } from '../../server/egress/tunnel-refusals.js';
 import { lineLogger } from '../../server/logger.js';
-import { closedPort } from '../helpers/closed-port.js';
+import { closedPort } from '../helpers/ports.js';
 import { type Canary, startCanary } from './canary.js';
 
 interface Answer {
@@ -258,10 +258,7 @@ describe('egress proxy', () => {
   });
 
   it('answers 502 when an allowed target is not listening, for requests and tunnels alike, naming the errno code', async () => {
-    const free = net.createServer();
-    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-    const port = (free.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const port = await closedPort();
     const answer = await viaProxy(proxy, `http://127.0.0.1:${port}/`);
     expect(answer.status).toBe(502);
     expect(answer.headers['x-egress-denied']).toBeUndefined();

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { freePort } from './ports.js';
 import { tempDir } from './temp-dir.js';
 
 /**
@@ -249,14 +249,6 @@ function currentUser(): string {
   return execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
 }
 
-/** A port free on 127.0.0.1 now (taken by the app a moment later). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls `check` (its errors count as "not yet") every 250 ms, up to `timeoutMs`. */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 45_000): Promise<void> {

@@ -1,12 +1,13 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 import pg from 'pg';
+
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -143,14 +144,6 @@ async function serverUser(): Promise<RunAs> {
 
 /** Messages in English whatever the machine's locale, so a failure reads the same everywhere. */
 const serverEnv = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C', LANG: 'C' });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function untilAccepting(url: string, exited: Promise<void>): Promise<void> {
   let gone = false;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resolver } from '../../server/egress/policy.js';
 import { type FixtureServer,startFixtureServer } from '../fixtures/fixture-server.js';
 import { captureLog } from '../helpers/capture-log.js';
-import { closedPort as closedLoopbackPort } from '../helpers/closed-port.js';
+import { closedPort as closedLoopbackPort } from '../helpers/ports.js';
 import { startTestServer, type TestServer,waitForJob } from '../helpers/test-server.js';
 import { withSettings } from '../helpers/with-settings.js';
 

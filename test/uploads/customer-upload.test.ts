@@ -17,7 +17,7 @@ import type { Stores } from '../../server/store/stores.js';
 import { systemClock } from '../../server/time.js';
 import { CustomerUploads } from '../../server/uploads/customer-upload.js';
 import { StorageDestinations } from '../../server/uploads/destinations.js';
-import { closedPort } from '../helpers/closed-port.js';
+import { closedPort } from '../helpers/ports.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { S3RVER_CREDENTIALS, startUploadBucketServer, type UploadBucketServer } from '../helpers/upload-bucket.js';
 import { jobRecord, newAccount } from '../store/conformance-records.js';

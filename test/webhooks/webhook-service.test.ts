@@ -13,8 +13,8 @@ import { openNedbStores } from '../../server/store/nedb/nedb-stores.js';
 import type { DeliveryStore } from '../../server/store/stores.js';
 import { createWebhookService, type WebhookService, type WebhookServiceDeps } from '../../server/webhooks/webhook-service.js';
 import { type Canary,startCanary } from '../egress/canary.js';
-import { closedPort } from '../helpers/closed-port.js';
 import { answered } from '../helpers/error-answer.js';
+import { closedPort } from '../helpers/ports.js';
 import { type Receiver,startReceiver } from './receiver.js';
 import { startHelloRecorder } from './tls-hello.js';
 

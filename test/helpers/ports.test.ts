@@ -4,7 +4,7 @@ import net from 'node:net';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { closedPort } from './closed-port.js';
+import { closedPort } from './ports.js';
 
 describe('closedPort', () => {
   const servers: net.Server[] = [];
